@@ -1,6 +1,3 @@
-var builder = WebApplication.CreateBuilder(args);
-builder.Services.AddHealthChecks();
+using Saito.Server;
 
-var app = builder.Build();
-app.MapHealthChecks("/health");
-app.Run();
+SaitoApp.Build(args).Run();

@@ -1,0 +1,591 @@
+using System.Collections.Concurrent;
+using System.IO.Pipelines;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Saito.Mqtt.Packets;
+
+namespace Saito.Mqtt.Broker;
+
+/// <summary>
+/// The embedded MQTT 3.1.1 / 5.0 broker. Transports (Kestrel TCP/TLS connections, WebSockets) hand each
+/// connection to <see cref="RunConnectionAsync"/>; the broker keeps sessions, subscriptions and retained
+/// messages, routes publishes, and runs the timers (keep-alive, will delay, session and message expiry).
+/// </summary>
+public sealed partial class MqttBroker : BackgroundService
+{
+    private static readonly TimeSpan HousekeepingPeriod = TimeSpan.FromMilliseconds(200);
+
+    [ThreadStatic]
+    private static List<Subscriber>? t_matches;
+
+    private readonly ConcurrentDictionary<MqttServerConnection, byte> _connections = new();
+    private readonly Dictionary<string, MqttSession> _sessions = new(StringComparer.Ordinal);
+    private readonly Lock _sessionsLock = new();
+    private readonly ConcurrentDictionary<string, MqttMessage> _retained = new(StringComparer.Ordinal);
+    private readonly SubscriptionTree _tree = new();
+    private readonly ConcurrentDictionary<Task, byte> _hookTasks = new();
+    private readonly IMqttAuthenticator? _authenticator;
+    private readonly ILogger<MqttBroker> _logger;
+    private readonly CancellationTokenSource _stopping = new();
+    private int _connectedCount;
+
+    public MqttBroker(IOptions<MqttBrokerOptions> options, ILogger<MqttBroker> logger, MqttBrokerMetrics metrics,
+        IEnumerable<IMqttPublishHook> hooks, IEnumerable<IMqttAuthenticator> authenticators)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        Options = options.Value;
+        _logger = logger;
+        Metrics = metrics;
+        PublishHook = hooks.LastOrDefault();
+        _authenticator = authenticators.LastOrDefault();
+    }
+
+    public MqttBrokerOptions Options { get; }
+
+    internal MqttBrokerMetrics Metrics { get; }
+
+    internal IMqttPublishHook? PublishHook { get; }
+
+    internal MqttTopicCache TopicCache { get; } = new();
+
+    internal CancellationToken StoppingToken => _stopping.Token;
+
+    /// <summary>Clients connected now (CONNECT accepted).</summary>
+    public int ConnectedClients => Volatile.Read(ref _connectedCount);
+
+    public int RetainedMessages => _retained.Count;
+
+    /// <summary>Serves one connection until it closes. Never throws for anything the peer sends.</summary>
+    public async Task RunConnectionAsync(IDuplexPipe transport, MqttConnectionInfo info)
+    {
+        ArgumentNullException.ThrowIfNull(transport);
+        ArgumentNullException.ThrowIfNull(info);
+        var connection = new MqttServerConnection(this, transport, info, _logger, _stopping.Token);
+        _connections.TryAdd(connection, 0);
+        Metrics.ConnectionOpened();
+        await connection.RunAsync();
+    }
+
+    /// <summary>Publishes a message from inside the process (no client), as if a client had sent it.</summary>
+    public void Publish(string topic, ReadOnlyMemory<byte> payload, MqttQoS qos = MqttQoS.AtMostOnce, bool retain = false, MqttProperties? properties = null)
+    {
+        ArgumentNullException.ThrowIfNull(topic);
+        if (topic.Length == 0 || topic.AsSpan().IndexOfAny('+', '#') >= 0)
+        {
+            throw new ArgumentException("A topic name is non-empty and has no wildcards", nameof(topic));
+        }
+
+        long now = Environment.TickCount64;
+        Route(MqttMessage.Create(topic, payload, qos, retain, properties, sender: null, now), now);
+    }
+
+    // ------------------------------------------------------------ connections and sessions
+
+    internal bool TryReserveConnectionSlot()
+    {
+        if (Interlocked.Increment(ref _connectedCount) > Options.MaxConnections)
+        {
+            Interlocked.Decrement(ref _connectedCount);
+            return false;
+        }
+
+        return true;
+    }
+
+    internal void ReleaseConnectionSlot() => Interlocked.Decrement(ref _connectedCount);
+
+    internal async ValueTask<MqttAuthenticationResult> AuthenticateAsync(MqttServerConnection connection, ConnectPacket connect, CancellationToken token)
+    {
+        if (connect.UserName is null && connection.Info.ClientCertificate is null)
+        {
+            return Options.AllowAnonymous ? MqttAuthenticationResult.Success : MqttAuthenticationResult.NotAuthorized;
+        }
+
+        if (_authenticator is null)
+        {
+            // Credentials given but nobody to check them: accept only where anonymous clients are accepted anyway.
+            return Options.AllowAnonymous ? MqttAuthenticationResult.Success : MqttAuthenticationResult.NotAuthorized;
+        }
+
+        return await _authenticator.AuthenticateAsync(new MqttAuthenticationContext
+        {
+            ClientId = connection.ClientId,
+            UserName = connect.UserName,
+            Password = connect.Password,
+            ClientCertificate = connection.Info.ClientCertificate,
+            RemoteEndPoint = connection.Info.RemoteEndPoint,
+            ProtocolVersion = connect.ProtocolVersion,
+        }, token);
+    }
+
+    /// <summary>Gives the connection its session: a new one, or the existing one (taking it over from an older connection).</summary>
+    internal (MqttSession Session, bool Present) AttachSession(MqttServerConnection connection, string clientId, bool cleanStart, uint expiry)
+    {
+        MqttServerConnection? previous = null;
+        MqttSession? session;
+        bool present;
+        List<MqttWill>? willsToPublish = null;
+        lock (_sessionsLock)
+        {
+            _sessions.TryGetValue(clientId, out session);
+            if (session?.Connection is { } old && !ReferenceEquals(old, connection))
+            {
+                previous = old;
+                session.Connection = null;
+            }
+
+            if (session is not null && (cleanStart || session.ExpiresAt is { } at && Environment.TickCount64 >= at))
+            {
+                if (DiscardSessionLocked(session) is { } will)
+                {
+                    (willsToPublish ??= []).Add(will);
+                }
+
+                session = null;
+            }
+
+            present = session is not null;
+            if (session is null)
+            {
+                session = new MqttSession(clientId);
+                _sessions[clientId] = session;
+            }
+            else
+            {
+                // Reconnecting inside the will delay cancels the will [MQTT-3.1.3-9].
+                session.DelayedWill = null;
+            }
+
+            session.ExpiresAt = null;
+            session.ExpiryInterval = expiry;
+            session.Connection = connection;
+        }
+
+        if (previous is not null)
+        {
+            LogSessionTakenOver(clientId);
+            previous.Close(MqttReasonCode.SessionTakenOver, takenOver: true);
+        }
+
+        PublishWills(willsToPublish);
+        return (session, present);
+    }
+
+    /// <summary>A connected client's connection ended; <paramref name="will"/> is its will when one must be published.</summary>
+    internal void OnConnectionClosed(MqttServerConnection connection, MqttWill? will)
+    {
+        ReleaseConnectionSlot();
+        var session = connection.Session;
+        if (session is null)
+        {
+            return;
+        }
+
+        List<MqttWill>? willsToPublish = null;
+        lock (_sessionsLock)
+        {
+            if (!ReferenceEquals(session.Connection, connection))
+            {
+                // Taken over: the session lives on with the new connection. The old will goes out unless a delay lets the new connection cancel it.
+                if (will is not null && (will.Properties?.WillDelayInterval ?? 0) == 0)
+                {
+                    (willsToPublish ??= []).Add(will);
+                }
+            }
+            else
+            {
+                session.Connection = null;
+                uint willDelay = will?.Properties?.WillDelayInterval ?? 0;
+                if (session.ExpiryInterval == 0)
+                {
+                    DiscardSessionLocked(session);
+                    _sessions.Remove(session.ClientId);
+                    if (will is not null)
+                    {
+                        (willsToPublish ??= []).Add(will);
+                    }
+                }
+                else
+                {
+                    long now = Environment.TickCount64;
+                    session.ExpiresAt = session.ExpiryInterval == uint.MaxValue ? null : now + (session.ExpiryInterval * 1000L);
+                    if (will is not null && willDelay > 0)
+                    {
+                        session.DelayedWill = will;
+                        session.DelayedWillAt = now + (Math.Min(willDelay, session.ExpiryInterval) * 1000L);
+                    }
+                    else if (will is not null)
+                    {
+                        (willsToPublish ??= []).Add(will);
+                    }
+                }
+            }
+        }
+
+        PublishWills(willsToPublish);
+    }
+
+    internal void Unregister(MqttServerConnection connection)
+    {
+        _connections.TryRemove(connection, out _);
+        Metrics.ConnectionClosed();
+    }
+
+    /// <summary>Ends a session: its subscriptions leave the tree. Returns a delayed will that must now go out. Call under the sessions lock.</summary>
+    private MqttWill? DiscardSessionLocked(MqttSession session)
+    {
+        lock (session.Sync)
+        {
+            foreach (var subscription in session.Subscriptions.Values)
+            {
+                _tree.Remove(subscription.Filter, subscription.ShareGroup, session);
+            }
+
+            session.Subscriptions.Clear();
+            session.Queue.Clear();
+            session.Inflight.Clear();
+            session.InboundQoS2.Clear();
+        }
+
+        var will = session.DelayedWill;
+        session.DelayedWill = null;
+        return will;
+    }
+
+    private void PublishWills(List<MqttWill>? wills)
+    {
+        if (wills is null)
+        {
+            return;
+        }
+
+        long now = Environment.TickCount64;
+        foreach (var will in wills)
+        {
+            var properties = will.Properties;
+            if (properties?.WillDelayInterval is not null)
+            {
+                properties = properties.Clone();
+                properties.WillDelayInterval = null;
+            }
+
+            LogWillPublished(will.Topic);
+            Route(MqttMessage.Create(will.Topic, will.Payload, will.QoS, will.Retain, properties, sender: null, now), now);
+        }
+    }
+
+    // ------------------------------------------------------------ subscriptions
+
+    internal MqttReasonCode Subscribe(MqttSession session, MqttSubscription subscription, uint subscriptionId, MqttProtocolVersion version, out bool isNew)
+    {
+        isNew = false;
+        string filter = subscription.TopicFilter;
+        string? group = null;
+        string inner = filter;
+        if (MqttTopic.TryParseShared(filter, out var shareGroup, out var shareFilter, out bool validShare))
+        {
+            if (!validShare)
+            {
+                return version == MqttProtocolVersion.V500 ? MqttReasonCode.TopicFilterInvalid : MqttReasonCode.UnspecifiedError;
+            }
+
+            if (subscription.NoLocal && version == MqttProtocolVersion.V500)
+            {
+                throw MqttProtocolException.Protocol("No Local on a shared subscription");
+            }
+
+            group = shareGroup;
+            inner = shareFilter;
+        }
+        else if (!MqttTopic.IsValidFilter(filter))
+        {
+            return version == MqttProtocolVersion.V500 ? MqttReasonCode.TopicFilterInvalid : MqttReasonCode.UnspecifiedError;
+        }
+
+        var subscriber = new Subscriber(session, subscription.QoS, subscription.NoLocal, subscription.RetainAsPublished, subscriptionId);
+        lock (session.Sync)
+        {
+            isNew = _tree.Add(inner, group, subscriber);
+            session.Subscriptions[filter] = new SessionSubscription(subscription, subscriptionId, group, inner);
+        }
+
+        return (MqttReasonCode)subscription.QoS;
+    }
+
+    internal bool Unsubscribe(MqttSession session, string filter)
+    {
+        lock (session.Sync)
+        {
+            if (!session.Subscriptions.Remove(filter, out var subscription))
+            {
+                return false;
+            }
+
+            _tree.Remove(subscription.Filter, subscription.ShareGroup, session);
+            return true;
+        }
+    }
+
+    /// <summary>Queues the retained messages matching a new subscription (retain flag set, as the standard requires).</summary>
+    internal void EnqueueRetained(MqttSession session, MqttSubscription subscription, uint subscriptionId)
+    {
+        long now = Environment.TickCount64;
+        uint[]? ids = subscriptionId == 0 ? null : [subscriptionId];
+        foreach (var (topic, message) in _retained)
+        {
+            if (message.IsExpired(now))
+            {
+                _retained.TryRemove(new KeyValuePair<string, MqttMessage>(topic, message));
+                continue;
+            }
+
+            if (MqttTopic.Matches(subscription.TopicFilter, topic))
+            {
+                var qos = (MqttQoS)Math.Min((int)message.QoS, (int)subscription.QoS);
+                Enqueue(session, new OutboundMessage(message, qos, Retain: true, ids));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ routing
+
+    /// <summary>Stores a retained message and hands the message to every matching session's queue.</summary>
+    internal void Route(MqttMessage message, long now)
+    {
+        Metrics.MessageReceived();
+        if (message.Retain)
+        {
+            StoreRetained(message);
+        }
+
+        var matches = t_matches ??= [];
+        matches.Clear();
+        _tree.Match(message.Topic, matches);
+        if (matches.Count == 1)
+        {
+            var only = matches[0];
+            if (!(only.NoLocal && ReferenceEquals(only.Session, message.Sender)))
+            {
+                Deliver(message, only.Session, only.QoS, only.RetainAsPublished, only.SubscriptionId == 0 ? null : [only.SubscriptionId]);
+            }
+        }
+        else if (matches.Count > 1)
+        {
+            RouteToMany(message, matches);
+        }
+
+        matches.Clear();
+    }
+
+    /// <summary>Overlapping subscriptions of one session: one delivery, the highest QoS, every subscription id [MQTT-3.3.5-1].</summary>
+    private void RouteToMany(MqttMessage message, List<Subscriber> matches)
+    {
+        var bySession = new Dictionary<MqttSession, (MqttQoS QoS, bool Rap, List<uint>? Ids)>(ReferenceEqualityComparer.Instance);
+        foreach (var s in matches)
+        {
+            if (s.NoLocal && ReferenceEquals(s.Session, message.Sender))
+            {
+                continue;
+            }
+
+            bySession.TryGetValue(s.Session, out var current);
+            var ids = current.Ids;
+            if (s.SubscriptionId != 0)
+            {
+                (ids ??= []).Add(s.SubscriptionId);
+            }
+
+            bySession[s.Session] = ((MqttQoS)Math.Max((int)current.QoS, (int)s.QoS), current.Rap || s.RetainAsPublished, ids);
+        }
+
+        foreach (var (session, (qos, rap, ids)) in bySession)
+        {
+            Deliver(message, session, qos, rap, ids?.ToArray());
+        }
+    }
+
+    private void Deliver(MqttMessage message, MqttSession session, MqttQoS subscriptionQoS, bool retainAsPublished, uint[]? ids)
+    {
+        var qos = (MqttQoS)Math.Min((int)message.QoS, (int)subscriptionQoS);
+
+        // QoS 0 is not queued for a disconnected session (as Mosquitto does by default).
+        if (qos == MqttQoS.AtMostOnce && session.Connection is null)
+        {
+            return;
+        }
+
+        Enqueue(session, new OutboundMessage(message, qos, retainAsPublished && message.Retain, ids));
+    }
+
+    private void Enqueue(MqttSession session, OutboundMessage outbound)
+    {
+        lock (session.Sync)
+        {
+            if (session.Queue.Count >= Options.MaxQueuedMessages)
+            {
+                session.Dropped++;
+                Metrics.Dropped("queue_full");
+                if (session.Dropped == 1 || session.Dropped % 10_000 == 0)
+                {
+                    LogQueueFull(session.ClientId, Options.MaxQueuedMessages, session.Dropped);
+                }
+
+                return;
+            }
+
+            session.Queue.Enqueue(outbound);
+        }
+
+        session.Connection?.Signal();
+    }
+
+    private void StoreRetained(MqttMessage message)
+    {
+        if (message.Payload.IsEmpty)
+        {
+            _retained.TryRemove(message.Topic, out _);
+            return;
+        }
+
+        // Kept without the sender so no-local does not apply to later subscribers.
+        var retained = new MqttMessage
+        {
+            Topic = message.Topic,
+            Payload = message.Payload,
+            QoS = message.QoS,
+            Retain = true,
+            Properties = message.Properties,
+            ExpiresAt = message.ExpiresAt,
+        };
+        if (_retained.Count >= Options.MaxRetainedMessages && !_retained.ContainsKey(message.Topic))
+        {
+            Metrics.Dropped("retained_limit");
+            return;
+        }
+
+        _retained[message.Topic] = retained;
+    }
+
+    internal void Track(Task task)
+    {
+        _hookTasks.TryAdd(task, 0);
+        _ = task.ContinueWith(static (t, state) => ((ConcurrentDictionary<Task, byte>)state!).TryRemove(t, out _), _hookTasks,
+            CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+    }
+
+    // ------------------------------------------------------------ housekeeping
+
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        using var timer = new PeriodicTimer(HousekeepingPeriod);
+        try
+        {
+            while (await timer.WaitForNextTickAsync(stoppingToken))
+            {
+                Housekeep(Environment.TickCount64);
+            }
+        }
+        catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+        {
+            // Shutting down.
+        }
+    }
+
+    internal void Housekeep(long now)
+    {
+        foreach (var connection in _connections.Keys)
+        {
+            if (!connection.IsConnected)
+            {
+                if (now > connection.ConnectDeadline)
+                {
+                    LogConnectTimeout(connection.Info.RemoteEndPoint?.ToString());
+                    connection.Close(MqttReasonCode.MaximumConnectTime);
+                }
+            }
+            else if (connection.KeepAliveMs > 0 && now - connection.LastReceived > connection.KeepAliveMs * 3 / 2)
+            {
+                LogKeepAliveTimeout(connection.ClientId, connection.KeepAliveMs / 1000);
+                connection.Close(MqttReasonCode.KeepAliveTimeout);
+            }
+        }
+
+        List<MqttWill>? wills = null;
+        lock (_sessionsLock)
+        {
+            List<MqttSession>? expired = null;
+            foreach (var session in _sessions.Values)
+            {
+                if (session.Connection is not null)
+                {
+                    continue;
+                }
+
+                if (session.DelayedWill is { } will && now >= session.DelayedWillAt)
+                {
+                    session.DelayedWill = null;
+                    (wills ??= []).Add(will);
+                }
+
+                if (session.ExpiresAt is { } at && now >= at)
+                {
+                    (expired ??= []).Add(session);
+                }
+            }
+
+            if (expired is not null)
+            {
+                foreach (var session in expired)
+                {
+                    if (DiscardSessionLocked(session) is { } will)
+                    {
+                        (wills ??= []).Add(will);
+                    }
+
+                    _sessions.Remove(session.ClientId);
+                    LogSessionExpired(session.ClientId);
+                }
+            }
+        }
+
+        PublishWills(wills);
+    }
+
+    public override async Task StopAsync(CancellationToken cancellationToken)
+    {
+        foreach (var connection in _connections.Keys)
+        {
+            connection.Close(MqttReasonCode.ServerShuttingDown);
+        }
+
+        await _stopping.CancelAsync();
+        await Task.WhenAll(_hookTasks.Keys).WaitAsync(TimeSpan.FromSeconds(5), cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await base.StopAsync(cancellationToken);
+    }
+
+    public override void Dispose()
+    {
+        _stopping.Dispose();
+        _tree.Dispose();
+        base.Dispose();
+    }
+
+    [LoggerMessage(1010, LogLevel.Information, "Session of {ClientId} taken over by a new connection")]
+    private partial void LogSessionTakenOver(string clientId);
+
+    [LoggerMessage(1011, LogLevel.Debug, "Will published to {Topic}")]
+    private partial void LogWillPublished(string topic);
+
+    [LoggerMessage(1012, LogLevel.Warning, "Queue of {ClientId} is full ({Limit} messages): new messages for it are dropped ({Dropped} so far)")]
+    private partial void LogQueueFull(string clientId, int limit, long dropped);
+
+    [LoggerMessage(1013, LogLevel.Information, "Connection from {Remote} sent no CONNECT in time; closed")]
+    private partial void LogConnectTimeout(string? remote);
+
+    [LoggerMessage(1014, LogLevel.Information, "{ClientId} silent for 1.5 x its keep-alive of {KeepAlive} s; closed")]
+    private partial void LogKeepAliveTimeout(string clientId, long keepAlive);
+
+    [LoggerMessage(1015, LogLevel.Information, "Session of {ClientId} expired")]
+    private partial void LogSessionExpired(string clientId);
+}

@@ -1,0 +1,40 @@
+using Microsoft.Extensions.Logging;
+using Saito.Mqtt.Packets;
+
+namespace Saito.Mqtt.Broker;
+
+internal sealed partial class MqttServerConnection
+{
+    private static partial class Log
+    {
+        [LoggerMessage(1000, LogLevel.Information, "{ClientId} connected from {Remote} over {Transport}, MQTT {Version}, session present {SessionPresent}")]
+        public static partial void Connected(ILogger logger, string clientId, string remote, string transport, MqttProtocolVersion version, bool sessionPresent);
+
+        [LoggerMessage(1001, LogLevel.Information, "{ClientId} disconnected ({Remote})")]
+        public static partial void Disconnected(ILogger logger, string clientId, string remote);
+
+        [LoggerMessage(1002, LogLevel.Warning, "Closed {Remote} (client '{ClientId}'): protocol violation {Reason}: {Detail}")]
+        public static partial void ProtocolViolation(ILogger logger, string remote, string clientId, MqttReasonCode reason, string detail);
+
+        [LoggerMessage(1003, LogLevel.Warning, "Closed {Remote}: unsupported protocol '{Protocol}' level {Level}")]
+        public static partial void UnsupportedProtocol(ILogger logger, string remote, string protocol, byte level);
+
+        [LoggerMessage(1004, LogLevel.Warning, "Refused CONNECT of '{ClientId}' from {Remote}: {Why}")]
+        public static partial void ConnectRefused(ILogger logger, string clientId, string remote, string why);
+
+        [LoggerMessage(1005, LogLevel.Debug, "Transport of {Remote} (client '{ClientId}') failed: {Detail}")]
+        public static partial void TransportFailed(ILogger logger, string remote, string clientId, string detail);
+
+        [LoggerMessage(1006, LogLevel.Error, "Publish hook failed for {ClientId} on {Topic}")]
+        public static partial void HookFailed(ILogger logger, string clientId, string topic, Exception exception);
+
+        [LoggerMessage(1007, LogLevel.Warning, "Publish {PacketId} of {ClientId} not accepted: {Reason} {Detail}")]
+        public static partial void PublishRefused(ILogger logger, string clientId, ushort packetId, MqttReasonCode reason, string? detail);
+
+        [LoggerMessage(1008, LogLevel.Debug, "{ClientId} subscribed to {Filter}: 0x{Code:X2}")]
+        public static partial void Subscribed(ILogger logger, string clientId, string filter, byte code);
+
+        [LoggerMessage(1009, LogLevel.Warning, "Send loop of {Remote} (client '{ClientId}') did not finish in time while closing")]
+        public static partial void SendStuck(ILogger logger, string remote, string clientId);
+    }
+}

@@ -1,0 +1,130 @@
+using Saito.Mqtt.Packets;
+
+namespace Saito.Mqtt.Broker;
+
+/// <summary>A message as the broker holds it: immutable once made, shared by every subscriber it goes to.</summary>
+internal sealed class MqttMessage
+{
+    public required string Topic { get; init; }
+    public required ReadOnlyMemory<byte> Payload { get; init; }
+    public MqttQoS QoS { get; init; }
+    public bool Retain { get; init; }
+
+    /// <summary>Properties to forward (never topic alias or subscription identifiers; those are per connection).</summary>
+    public MqttProperties? Properties { get; init; }
+
+    /// <summary>Environment.TickCount64 at which the message expires, or null.</summary>
+    public long? ExpiresAt { get; init; }
+
+    /// <summary>The session that published it (for no-local), or null for wills and retained replays.</summary>
+    public MqttSession? Sender { get; init; }
+
+    public bool IsExpired(long now) => ExpiresAt is { } at && now >= at;
+
+    public static MqttMessage Create(string topic, ReadOnlyMemory<byte> payload, MqttQoS qos, bool retain, MqttProperties? properties,
+        MqttSession? sender, long now)
+    {
+        long? expiresAt = null;
+        if (properties is not null)
+        {
+            if (properties.TopicAlias is not null || properties.SubscriptionIdentifiers is not null)
+            {
+                properties = properties.Clone();
+                properties.TopicAlias = null;
+                properties.SubscriptionIdentifiers = null;
+            }
+
+            if (properties.MessageExpiryInterval is { } seconds)
+            {
+                expiresAt = now + (seconds * 1000L);
+            }
+
+            if (properties.IsEmpty)
+            {
+                properties = null;
+            }
+        }
+
+        return new MqttMessage
+        {
+            Topic = topic,
+            Payload = payload,
+            QoS = qos,
+            Retain = retain,
+            Properties = properties,
+            ExpiresAt = expiresAt,
+            Sender = sender,
+        };
+    }
+}
+
+/// <summary>One delivery of a message to one session: the granted QoS, the retain flag it carries, its subscription ids.</summary>
+internal readonly record struct OutboundMessage(MqttMessage Message, MqttQoS QoS, bool Retain, uint[]? SubscriptionIds);
+
+internal sealed class InflightMessage
+{
+    public required OutboundMessage Outbound { get; init; }
+    public ushort PacketId { get; init; }
+
+    /// <summary>QoS 2: PUBREC came, PUBREL sent, waiting for PUBCOMP.</summary>
+    public bool Released { get; set; }
+}
+
+/// <summary>A subscription as the session records it (the tree holds the same options for matching).</summary>
+internal sealed record SessionSubscription(MqttSubscription Options, uint SubscriptionId, string? ShareGroup, string Filter);
+
+/// <summary>
+/// An MQTT session: outlives connections when the client asks for it. All mutable state is guarded by
+/// <see cref="Sync"/>; the queue and the inflight window are bounded by the broker's options.
+/// </summary>
+internal sealed class MqttSession
+{
+    private ushort _lastPacketId;
+
+    public MqttSession(string clientId) => ClientId = clientId;
+
+    public string ClientId { get; }
+
+    public object Sync { get; } = new();
+
+    /// <summary>Topic filter as the client sent it (with any $share prefix) -> subscription.</summary>
+    public Dictionary<string, SessionSubscription> Subscriptions { get; } = new(StringComparer.Ordinal);
+
+    public Queue<OutboundMessage> Queue { get; } = new();
+
+    /// <summary>Outbound QoS 1/2 messages sent and not yet completed, in the order they were first sent.</summary>
+    public OrderedDictionary<ushort, InflightMessage> Inflight { get; } = new();
+
+    /// <summary>Inbound QoS 2 packet ids whose PUBLISH arrived and whose PUBREL has not (method A: the message was routed once).</summary>
+    public HashSet<ushort> InboundQoS2 { get; } = [];
+
+    public MqttServerConnection? Connection { get; set; }
+
+    /// <summary>Seconds the session outlives its connection: 0 ends it with the connection, uint.MaxValue never.</summary>
+    public uint ExpiryInterval { get; set; }
+
+    /// <summary>TickCount64 when a disconnected session expires; null while connected or when it never expires.</summary>
+    public long? ExpiresAt { get; set; }
+
+    /// <summary>A will waiting for its delay (5.0) while the session is disconnected.</summary>
+    public MqttWill? DelayedWill { get; set; }
+
+    public long DelayedWillAt { get; set; }
+
+    public long Dropped;
+
+    /// <summary>Next free packet identifier (1..65535, skipping ids still in flight). Call under <see cref="Sync"/>.</summary>
+    public ushort NextPacketId()
+    {
+        for (int i = 0; i < 65535; i++)
+        {
+            _lastPacketId = _lastPacketId == ushort.MaxValue ? (ushort)1 : (ushort)(_lastPacketId + 1);
+            if (!Inflight.ContainsKey(_lastPacketId))
+            {
+                return _lastPacketId;
+            }
+        }
+
+        throw new InvalidOperationException("No free packet identifier");
+    }
+}

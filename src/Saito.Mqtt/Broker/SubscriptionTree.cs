@@ -1,0 +1,260 @@
+using Saito.Mqtt.Packets;
+
+namespace Saito.Mqtt.Broker;
+
+/// <summary>One session's subscription at one node of the tree.</summary>
+internal sealed record Subscriber(MqttSession Session, MqttQoS QoS, bool NoLocal, bool RetainAsPublished, uint SubscriptionId);
+
+/// <summary>
+/// Topic filters as a tree of levels, so that matching a topic costs its depth, not the number of
+/// subscriptions. Shared subscriptions hang off the node of their inner filter, one group per name,
+/// and each message goes to one member of each group (round robin, connected members first).
+/// Reads (every publish) take a read lock; subscribe and unsubscribe take the write lock.
+/// </summary>
+internal sealed class SubscriptionTree : IDisposable
+{
+    private readonly Node _root = new();
+    private readonly ReaderWriterLockSlim _lock = new(LockRecursionPolicy.NoRecursion);
+
+    /// <summary>Adds or replaces the session's subscription; returns true when it is new.</summary>
+    public bool Add(string filter, string? shareGroup, Subscriber subscriber)
+    {
+        _lock.EnterWriteLock();
+        try
+        {
+            var node = Walk(filter, create: true)!;
+            List<Subscriber> list;
+            if (shareGroup is null)
+            {
+                list = node.Subscribers;
+            }
+            else
+            {
+                node.Shared ??= new Dictionary<string, SharedGroup>(StringComparer.Ordinal);
+                if (!node.Shared.TryGetValue(shareGroup, out var group))
+                {
+                    node.Shared[shareGroup] = group = new SharedGroup();
+                }
+
+                list = group.Members;
+            }
+
+            int index = list.FindIndex(s => ReferenceEquals(s.Session, subscriber.Session));
+            if (index >= 0)
+            {
+                list[index] = subscriber;
+                return false;
+            }
+
+            list.Add(subscriber);
+            return true;
+        }
+        finally
+        {
+            _lock.ExitWriteLock();
+        }
+    }
+
+    public bool Remove(string filter, string? shareGroup, MqttSession session)
+    {
+        _lock.EnterWriteLock();
+        try
+        {
+            var node = Walk(filter, create: false);
+            if (node is null)
+            {
+                return false;
+            }
+
+            if (shareGroup is null)
+            {
+                return node.Subscribers.RemoveAll(s => ReferenceEquals(s.Session, session)) > 0;
+            }
+
+            if (node.Shared is null || !node.Shared.TryGetValue(shareGroup, out var group))
+            {
+                return false;
+            }
+
+            bool removed = group.Members.RemoveAll(s => ReferenceEquals(s.Session, session)) > 0;
+            if (group.Members.Count == 0)
+            {
+                node.Shared.Remove(shareGroup);
+            }
+
+            return removed;
+        }
+        finally
+        {
+            _lock.ExitWriteLock();
+        }
+    }
+
+    /// <summary>Adds every subscriber whose filter matches <paramref name="topic"/> to <paramref name="results"/>.</summary>
+    public void Match(string topic, List<Subscriber> results)
+    {
+        _lock.EnterReadLock();
+        try
+        {
+            Match(_root, topic, 0, topic.Length > 0 && topic[0] == '$', results);
+        }
+        finally
+        {
+            _lock.ExitReadLock();
+        }
+    }
+
+    private static void Match(Node node, string topic, int start, bool dollarRoot, List<Subscriber> results)
+    {
+        if (start < 0)
+        {
+            AddAll(node, results);
+
+            // "a/#" matches "a" too.
+            if (node.Hash is not null)
+            {
+                AddAll(node.Hash, results);
+            }
+
+            return;
+        }
+
+        if (!dollarRoot)
+        {
+            if (node.Hash is not null)
+            {
+                AddAll(node.Hash, results);
+            }
+
+            if (node.Plus is not null)
+            {
+                Match(node.Plus, topic, Next(topic, start), false, results);
+            }
+        }
+
+        if (node.Children is not null)
+        {
+            int end = topic.IndexOf('/', start);
+            var level = end < 0 ? topic.AsSpan(start) : topic.AsSpan(start, end - start);
+            if (node.ChildrenLookup.TryGetValue(level, out var child))
+            {
+                Match(child, topic, end < 0 ? -1 : end + 1, false, results);
+            }
+        }
+    }
+
+    private static int Next(string topic, int start)
+    {
+        int end = topic.IndexOf('/', start);
+        return end < 0 ? -1 : end + 1;
+    }
+
+    private static void AddAll(Node node, List<Subscriber> results)
+    {
+        results.AddRange(node.Subscribers);
+        if (node.Shared is null)
+        {
+            return;
+        }
+
+        foreach (var group in node.Shared.Values)
+        {
+            if (group.Pick() is { } member)
+            {
+                results.Add(member);
+            }
+        }
+    }
+
+    private Node? Walk(string filter, bool create)
+    {
+        var node = _root;
+        foreach (var level in filter.Split('/'))
+        {
+            Node? next = level switch
+            {
+                "+" => node.Plus ??= create ? new Node() : null,
+                "#" => node.Hash ??= create ? new Node() : null,
+                _ => Child(node, level, create),
+            };
+            if (next is null)
+            {
+                return null;
+            }
+
+            node = next;
+        }
+
+        return node;
+    }
+
+    private static Node? Child(Node node, string level, bool create)
+    {
+        if (node.Children is not null && node.Children.TryGetValue(level, out var child))
+        {
+            return child;
+        }
+
+        if (!create)
+        {
+            return null;
+        }
+
+        node.Children ??= new Dictionary<string, Node>(StringComparer.Ordinal);
+        node.Children[level] = child = new Node();
+        return child;
+    }
+
+    public void Dispose() => _lock.Dispose();
+
+    private sealed class Node
+    {
+        private Dictionary<string, Node>? _children;
+
+        public Dictionary<string, Node>? Children
+        {
+            get => _children;
+            set
+            {
+                _children = value;
+                ChildrenLookup = value is null ? default : value.GetAlternateLookup<ReadOnlySpan<char>>();
+            }
+        }
+
+        public Dictionary<string, Node>.AlternateLookup<ReadOnlySpan<char>> ChildrenLookup { get; private set; }
+
+        public Node? Plus { get; set; }
+        public Node? Hash { get; set; }
+        public List<Subscriber> Subscribers { get; } = [];
+        public Dictionary<string, SharedGroup>? Shared { get; set; }
+    }
+
+    private sealed class SharedGroup
+    {
+        private int _next;
+
+        public List<Subscriber> Members { get; } = [];
+
+        /// <summary>The next member in turn, skipping members whose session is not connected (unless none is).</summary>
+        public Subscriber? Pick()
+        {
+            int count = Members.Count;
+            if (count == 0)
+            {
+                return null;
+            }
+
+            int start = (int)((uint)Interlocked.Increment(ref _next) % (uint)count);
+            for (int i = 0; i < count; i++)
+            {
+                var candidate = Members[(start + i) % count];
+                if (candidate.Session.Connection is not null)
+                {
+                    return candidate;
+                }
+            }
+
+            return Members[start];
+        }
+    }
+}

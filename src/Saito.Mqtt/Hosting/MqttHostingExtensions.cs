@@ -1,0 +1,207 @@
+using System.Net;
+using System.Security.Cryptography.X509Certificates;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using Saito.Mqtt.Broker;
+
+namespace Saito.Mqtt.Hosting;
+
+public static class MqttHostingExtensions
+{
+    /// <summary>The HTTP address Kestrel uses when neither --urls nor ASPNETCORE_URLS says otherwise.</summary>
+    public const string DefaultUrls = "http://localhost:5000";
+
+    /// <summary>
+    /// Registers the embedded broker: options from the <c>Mqtt</c> section (validated at start), the broker,
+    /// its Kestrel listeners (TCP, TLS) beside the HTTP endpoints from <c>--urls</c>, and a health check.
+    /// </summary>
+    public static IHostApplicationBuilder AddSaitoMqttBroker(this IHostApplicationBuilder builder)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        var services = builder.Services;
+        services.AddOptions<MqttBrokerOptions>()
+            .BindConfiguration(MqttBrokerOptions.SectionName)
+            .ValidateDataAnnotations()
+            .ValidateOnStart();
+        services.AddSingleton<IValidateOptions<MqttBrokerOptions>, MqttBrokerOptionsValidator>();
+        services.AddMetrics();
+        services.AddSingleton<MqttBrokerMetrics>();
+        services.AddSingleton<MqttBroker>();
+        services.AddHostedService(sp => sp.GetRequiredService<MqttBroker>());
+        services.AddHostedService<MqttStartupReport>();
+        services.AddHealthChecks().AddCheck<MqttBrokerHealthCheck>("mqtt");
+
+        // Listening in code makes Kestrel ignore --urls / ASPNETCORE_URLS (it logs "Overriding address(es)"), so the
+        // HTTP addresses are read here and listened on beside the MQTT ports.
+        string urls = builder.Configuration["urls"] is { Length: > 0 } configured ? configured : DefaultUrls;
+        services.AddOptions<KestrelServerOptions>()
+            .Configure<IOptions<MqttBrokerOptions>>((kestrel, mqtt) => ConfigureListeners(kestrel, mqtt.Value, urls));
+        return builder;
+    }
+
+    /// <summary>Maps MQTT over WebSocket at <see cref="MqttBrokerOptions.WebSocketPath"/> (default /mqtt).</summary>
+    public static IEndpointRouteBuilder MapSaitoMqttEndpoints(this IEndpointRouteBuilder endpoints)
+    {
+        ArgumentNullException.ThrowIfNull(endpoints);
+        var options = endpoints.ServiceProvider.GetRequiredService<IOptions<MqttBrokerOptions>>().Value;
+        if (string.IsNullOrEmpty(options.WebSocketPath))
+        {
+            return endpoints;
+        }
+
+        var broker = endpoints.ServiceProvider.GetRequiredService<MqttBroker>();
+        var pipeline = endpoints.CreateApplicationBuilder();
+        pipeline.UseWebSockets(new WebSocketOptions { KeepAliveInterval = TimeSpan.Zero });
+        pipeline.Run(context => MqttWebSocketTransport.HandleAsync(context, broker));
+        endpoints.Map(options.WebSocketPath, pipeline.Build());
+        return endpoints;
+    }
+
+    private static void ConfigureListeners(KestrelServerOptions kestrel, MqttBrokerOptions mqtt, string urls)
+    {
+        foreach (var url in urls.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        {
+            var address = BindingAddress.Parse(url);
+            bool https = string.Equals(address.Scheme, "https", StringComparison.OrdinalIgnoreCase);
+            Listen(kestrel, address.Host, address.Port, listen =>
+            {
+                if (https)
+                {
+                    listen.UseHttps();
+                }
+            });
+        }
+
+        if (mqtt.Port > 0)
+        {
+            Listen(kestrel, mqtt.BindAddress, mqtt.Port, listen => listen.UseConnectionHandler<MqttConnectionHandler>());
+        }
+
+        if (mqtt.TlsPort > 0)
+        {
+            var certificate = LoadCertificate(mqtt);
+            Listen(kestrel, mqtt.BindAddress, mqtt.TlsPort, listen =>
+            {
+                listen.UseHttps(new HttpsConnectionAdapterOptions
+                {
+                    ServerCertificate = certificate,
+                    ClientCertificateMode = mqtt.RequestClientCertificate ? ClientCertificateMode.AllowCertificate : ClientCertificateMode.NoCertificate,
+
+                    // A client certificate is handed to the authenticator, which decides; TLS only proves possession of the key.
+                    ClientCertificateValidation = (_, _, _) => true,
+                });
+                listen.UseConnectionHandler<MqttConnectionHandler>();
+            });
+        }
+    }
+
+    private static void Listen(KestrelServerOptions kestrel, string host, int port, Action<ListenOptions> configure)
+    {
+        if (string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase))
+        {
+            kestrel.ListenLocalhost(port, configure);
+        }
+        else if (host is "*" or "+" or "0.0.0.0" or "[::]" or "::")
+        {
+            kestrel.ListenAnyIP(port, configure);
+        }
+        else if (IPAddress.TryParse(host.Trim('[', ']'), out var ip))
+        {
+            kestrel.Listen(ip, port, configure);
+        }
+        else
+        {
+            // A host name other than localhost: bind every interface, as Kestrel does for --urls.
+            kestrel.ListenAnyIP(port, configure);
+        }
+    }
+
+    internal static X509Certificate2 LoadCertificate(MqttBrokerOptions mqtt)
+    {
+        string path = mqtt.CertificatePath!;
+        return mqtt.CertificateKeyPath is { Length: > 0 } key
+            ? X509Certificate2.CreateFromPemFile(path, key)
+            : X509CertificateLoader.LoadPkcs12FromFile(path, mqtt.CertificatePassword);
+    }
+}
+
+/// <summary>Checks that cannot be said with attributes: TLS needs a certificate that loads, ports do not collide.</summary>
+internal sealed class MqttBrokerOptionsValidator : IValidateOptions<MqttBrokerOptions>
+{
+    public ValidateOptionsResult Validate(string? name, MqttBrokerOptions options)
+    {
+        var failures = new List<string>();
+        if (options.TlsPort > 0)
+        {
+            if (string.IsNullOrEmpty(options.CertificatePath))
+            {
+                failures.Add("Mqtt:TlsPort is set but Mqtt:CertificatePath is not: the TLS listener needs a server certificate (PEM with Mqtt:CertificateKeyPath, or PFX).");
+            }
+            else if (!File.Exists(options.CertificatePath))
+            {
+                failures.Add($"Mqtt:CertificatePath '{options.CertificatePath}' does not exist.");
+            }
+            else if (options.CertificateKeyPath is { Length: > 0 } key && !File.Exists(key))
+            {
+                failures.Add($"Mqtt:CertificateKeyPath '{key}' does not exist.");
+            }
+            else
+            {
+                try
+                {
+                    using var certificate = MqttHostingExtensions.LoadCertificate(options);
+                    if (!certificate.HasPrivateKey)
+                    {
+                        failures.Add($"The certificate in '{options.CertificatePath}' has no private key.");
+                    }
+                }
+                catch (Exception ex) when (ex is System.Security.Cryptography.CryptographicException or ArgumentException)
+                {
+                    failures.Add($"Mqtt:CertificatePath '{options.CertificatePath}' could not be loaded: {ex.Message}");
+                }
+            }
+
+            if (options.TlsPort == options.Port)
+            {
+                failures.Add($"Mqtt:TlsPort and Mqtt:Port are both {options.Port}.");
+            }
+        }
+
+        if (options.WebSocketPath.Length > 0 && !options.WebSocketPath.StartsWith('/'))
+        {
+            failures.Add($"Mqtt:WebSocketPath '{options.WebSocketPath}' must start with '/' (or be empty to turn WebSockets off).");
+        }
+
+        if (options.Port == 0 && options.TlsPort == 0 && options.WebSocketPath.Length == 0)
+        {
+            failures.Add("Every MQTT listener is off (Mqtt:Port 0, Mqtt:TlsPort 0, Mqtt:WebSocketPath empty).");
+        }
+
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+}
+
+internal sealed class MqttBrokerHealthCheck(MqttBroker broker) : IHealthCheck
+{
+    public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
+    {
+        var data = new Dictionary<string, object>
+        {
+            ["connectedClients"] = broker.ConnectedClients,
+            ["retainedMessages"] = broker.RetainedMessages,
+            ["messagesReceived"] = broker.Metrics.MessagesReceivedTotal,
+            ["messagesSent"] = broker.Metrics.MessagesSentTotal,
+            ["messagesDropped"] = broker.Metrics.DroppedTotal,
+        };
+        return Task.FromResult(HealthCheckResult.Healthy("MQTT broker running", data));
+    }
+}

@@ -1,0 +1,89 @@
+using Microsoft.AspNetCore.Builder;
+using Microsoft.Extensions.DependencyInjection;
+using Saito.Mqtt.Broker;
+using Saito.Server;
+
+namespace Saito.Mqtt.Tests.Infrastructure;
+
+/// <summary>
+/// Saito's server, composed exactly as Program.cs composes it (<see cref="SaitoApp"/>), started in-process on free
+/// loopback ports: MQTT over TCP, over TLS with the test certificates, and over WebSocket on the HTTP port.
+/// </summary>
+public sealed class SaitoBrokerInstance : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private SaitoBrokerInstance(WebApplication app, int port, int tlsPort, int httpPort)
+    {
+        _app = app;
+        Port = port;
+        TlsPort = tlsPort;
+        HttpPort = httpPort;
+    }
+
+    public int Port { get; }
+    public int TlsPort { get; }
+    public int HttpPort { get; }
+
+    public BrokerEndpoint Endpoint => new("saito", "127.0.0.1", Port, TlsPort, TestCertificates.Instance.CaCertificatePath, $"ws://127.0.0.1:{HttpPort}/mqtt");
+
+    public MqttBroker Broker => _app.Services.GetRequiredService<MqttBroker>();
+
+    public IServiceProvider Services => _app.Services;
+
+    /// <param name="settings">Extra <c>Section:Key=value</c> settings, e.g. <c>Mqtt:MaxPacketSize=1024</c>.</param>
+    /// <param name="configure">Extra service registrations (a publish hook, an authenticator).</param>
+    public static async Task<SaitoBrokerInstance> StartAsync(IEnumerable<string>? settings = null, Action<WebApplicationBuilder>? configure = null)
+    {
+        var certs = TestCertificates.Instance;
+        int port = FreePort.Next();
+        int tlsPort = FreePort.Next();
+        int httpPort = FreePort.Next();
+        string[] args =
+        [
+            $"--urls=http://127.0.0.1:{httpPort}",
+            "--Mqtt:BindAddress=127.0.0.1",
+            $"--Mqtt:Port={port}",
+            $"--Mqtt:TlsPort={tlsPort}",
+            $"--Mqtt:CertificatePath={certs.ServerCertificatePath}",
+            $"--Mqtt:CertificateKeyPath={certs.ServerKeyPath}",
+            "--Logging:LogLevel:Default=Warning",
+            .. (settings ?? []).Select(s => "--" + s),
+        ];
+        var app = SaitoApp.Build(args, configure);
+        await app.StartAsync();
+        return new SaitoBrokerInstance(app, port, tlsPort, httpPort);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _app.StopAsync();
+        await _app.DisposeAsync();
+    }
+}
+
+/// <summary>One Saito broker shared by every test in the "saito" collection.</summary>
+public sealed class SaitoBrokerFixture : IAsyncLifetime
+{
+    private SaitoBrokerInstance? _instance;
+
+    public SaitoBrokerInstance Instance => _instance ?? throw new InvalidOperationException("Saito not started");
+
+    public BrokerEndpoint Endpoint => Instance.Endpoint;
+
+    public async ValueTask InitializeAsync() => _instance = await SaitoBrokerInstance.StartAsync();
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_instance is not null)
+        {
+            await _instance.DisposeAsync();
+        }
+    }
+}
+
+[CollectionDefinition(Name)]
+public sealed class SaitoCollection : ICollectionFixture<SaitoBrokerFixture>
+{
+    public const string Name = "saito";
+}
