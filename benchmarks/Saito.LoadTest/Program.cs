@@ -1,0 +1,15 @@
+using System.CommandLine;
+using Saito.LoadTest;
+using Spectre.Console;
+
+// Tables stay readable when the output goes to a file or a CI log (Spectre assumes 80 columns there).
+if (Console.IsOutputRedirected)
+{
+    AnsiConsole.Profile.Width = 200;
+}
+
+var root = new RootCommand("Saito load tests: drive real brokers and databases over loopback and report what they sustain.")
+{
+    BrokerCommand.Create(),
+};
+return await root.Parse(args).InvokeAsync();
