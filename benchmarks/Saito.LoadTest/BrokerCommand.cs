@@ -25,11 +25,12 @@ internal static class BrokerCommand
         var target = new Option<string>("--target") { Description = "saito, mosquitto or both", DefaultValueFactory = _ => "both" };
         var rounds = new Option<int>("--rounds") { Description = "Alternating rounds per broker; the best round of each is reported", DefaultValueFactory = _ => 1 };
         var outDir = new Option<string?>("--out") { Description = "Folder for results.json" };
+        var endpoint = new Option<string?>("--endpoint") { Description = "host:port of an already running broker to drive instead (for profiling); --target names it" };
         var timeout = new Option<int>("--timeout") { Description = "Seconds before a round is abandoned", DefaultValueFactory = _ => 300 };
 
         var command = new Command("broker", "Many publishers at QoS 1 into the broker, one subscriber on '#': Saito against Mosquitto on this machine.")
         {
-            publishers, messages, payload, qos, inflight, version, target, rounds, outDir, timeout,
+            publishers, messages, payload, qos, inflight, version, target, rounds, outDir, endpoint, timeout,
         };
         command.SetAction(async (parse, token) =>
         {
@@ -43,7 +44,7 @@ internal static class BrokerCommand
             {
                 foreach (var name in targets)
                 {
-                    results.Add(await RunOneAsync(name, settings, token));
+                    results.Add(await RunOneAsync(name, parse.GetValue(endpoint), settings, token));
                 }
             }
 
@@ -59,8 +60,14 @@ internal static class BrokerCommand
         return command;
     }
 
-    private static async Task<BrokerLoadResult> RunOneAsync(string name, BrokerLoadSettings settings, CancellationToken token)
+    private static async Task<BrokerLoadResult> RunOneAsync(string name, string? endpoint, BrokerLoadSettings settings, CancellationToken token)
     {
+        if (endpoint is not null)
+        {
+            var parts = endpoint.Split(':');
+            return await BrokerLoad.RunAsync(name, parts[0], int.Parse(parts[1], CultureInfo.InvariantCulture), settings, null, null, token);
+        }
+
         await using var broker = name switch
         {
             "saito" => await BrokerProcess.StartSaitoAsync(settings.Inflight),
