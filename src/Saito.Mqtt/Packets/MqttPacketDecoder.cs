@@ -413,9 +413,10 @@ public static class MqttPacketDecoder
         while (reader.Remaining > end)
         {
             int id = reader.ReadVariableByteInteger();
+            // 5.0 section 2.2.2.2: an identifier not valid for the packet type is a Malformed Packet (0x81).
             if (id >= s_allowed.Length || (s_allowed[id] & (1 << context)) == 0)
             {
-                throw MqttProtocolException.Protocol($"Property 0x{id:X2} is not allowed here");
+                throw MqttProtocolException.Malformed($"Property 0x{id:X2} is not valid in this packet");
             }
 
             switch ((MqttPropertyId)id)
@@ -489,7 +490,7 @@ public static class MqttPacketDecoder
                 case MqttPropertyId.SubscriptionIdentifierAvailable: p.SubscriptionIdentifierAvailable = Once(p.SubscriptionIdentifierAvailable, ReadFlag(ref reader, id)); break;
                 case MqttPropertyId.SharedSubscriptionAvailable: p.SharedSubscriptionAvailable = Once(p.SharedSubscriptionAvailable, ReadFlag(ref reader, id)); break;
                 default:
-                    throw MqttProtocolException.Protocol($"Unknown property 0x{id:X2}");
+                    throw MqttProtocolException.Malformed($"Unknown property 0x{id:X2}");
             }
         }
 
