@@ -243,14 +243,18 @@ public static class MqttPacketDecoder
                 throw MqttProtocolException.Malformed("SUBSCRIBE options with reserved bits set");
             }
 
+            // QoS 3: malformed in 3.1.1 [MQTT-3.8.3-4], a Protocol Error in 5.0 (section 3.8.3.1), as is
+            // Retain Handling 3 (which cannot occur in 3.1.1: those bits are reserved there).
             if ((options & 0x03) == 3)
             {
-                throw MqttProtocolException.Malformed("SUBSCRIBE with QoS 3");
+                throw version == MqttProtocolVersion.V500
+                    ? MqttProtocolException.Protocol("SUBSCRIBE with QoS 3")
+                    : MqttProtocolException.Malformed("SUBSCRIBE with QoS 3");
             }
 
             if (((options >> 4) & 0x03) == 3)
             {
-                throw MqttProtocolException.Malformed("SUBSCRIBE with retain handling 3");
+                throw MqttProtocolException.Protocol("SUBSCRIBE with retain handling 3");
             }
 
             packet.Subscriptions.Add(new MqttSubscription
