@@ -97,6 +97,12 @@ public static class MqttPacketDecoder
         }
 
         var properties = version == MqttProtocolVersion.V500 ? ReadProperties(ref reader, (int)MqttPacketType.Publish) : null;
+        if (topic.Length == 0 && properties?.TopicAlias is null)
+        {
+            // 5.0 section 3.3.2.1: a zero-length Topic Name without a Topic Alias is a Protocol Error.
+            throw MqttProtocolException.Protocol("PUBLISH with an empty topic and no topic alias");
+        }
+
         var payload = reader.ReadToEnd();
         return new PublishFrame(topic, payload, qos, (flags & 0x01) != 0, (flags & 0x08) != 0, packetId, properties);
     }
@@ -465,7 +471,16 @@ public static class MqttPacketDecoder
                 case MqttPropertyId.ReasonString: p.ReasonString = Once(p.ReasonString, reader.ReadString()); break;
                 case MqttPropertyId.ReceiveMaximum: p.ReceiveMaximum = Once(p.ReceiveMaximum, NonZero(reader.ReadUInt16(), "Receive maximum")); break;
                 case MqttPropertyId.TopicAliasMaximum: p.TopicAliasMaximum = Once(p.TopicAliasMaximum, reader.ReadUInt16()); break;
-                case MqttPropertyId.TopicAlias: p.TopicAlias = Once(p.TopicAlias, reader.ReadUInt16()); break;
+                case MqttPropertyId.TopicAlias:
+                    ushort alias = reader.ReadUInt16();
+                    if (alias == 0)
+                    {
+                        // [MQTT-3.3.2-8]; the receiver answers 0x94 Topic Alias invalid (5.0 section 3.3.2.3.4).
+                        throw new MqttProtocolException(MqttReasonCode.TopicAliasInvalid, "Topic alias 0");
+                    }
+
+                    p.TopicAlias = Once(p.TopicAlias, alias);
+                    break;
                 case MqttPropertyId.MaximumQoS:
                     byte maxQoS = reader.ReadByte();
                     if (maxQoS > 1)
