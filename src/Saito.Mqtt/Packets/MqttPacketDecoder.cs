@@ -361,15 +361,15 @@ public static class MqttPacketDecoder
             throw MqttProtocolException.Malformed("AUTH does not exist in MQTT 3.1.1");
         }
 
+        // 5.0 section 3.15.2.1: reason code and property length may be left out together (Remaining
+        // Length 0) and only together; unlike PUBACK or DISCONNECT, AUTH has no form with a reason
+        // code alone.
         var reader = new MqttFieldReader(frame.Body);
         var packet = new AuthPacket();
         if (!reader.End)
         {
             packet.ReasonCode = (MqttReasonCode)reader.ReadByte();
-            if (!reader.End)
-            {
-                packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.Auth);
-            }
+            packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.Auth);
         }
 
         ExpectEnd(ref reader, "AUTH");

@@ -299,12 +299,16 @@ public static class MqttPacketEncoder
     private static int EncodeReasonOnly(IBufferWriter<byte> writer, MqttPacketType type, MqttReasonCode code, MqttProperties? properties,
         MqttProtocolVersion version)
     {
+        // DISCONNECT may end after its reason code (5.0 section 3.14.2.2.1); AUTH may not: it carries
+        // both the reason code and the property length, or neither (section 3.15.2.1).
         int remaining = 0;
         int propertiesLength = 0;
+        bool writePropertyLength = false;
         if (version == MqttProtocolVersion.V500)
         {
             propertiesLength = PropertiesLength(properties);
-            if (propertiesLength > 0)
+            writePropertyLength = propertiesLength > 0 || (type == MqttPacketType.Auth && code != MqttReasonCode.Success);
+            if (writePropertyLength)
             {
                 remaining = 1 + VarIntSize(propertiesLength) + propertiesLength;
             }
@@ -321,7 +325,7 @@ public static class MqttPacketEncoder
         if (remaining > 0)
         {
             w.Byte((byte)code);
-            if (propertiesLength > 0)
+            if (writePropertyLength)
             {
                 w.Properties(properties, propertiesLength);
             }
