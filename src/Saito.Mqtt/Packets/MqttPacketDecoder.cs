@@ -153,6 +153,11 @@ public static class MqttPacketDecoder
         if (version == MqttProtocolVersion.V500)
         {
             packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.Connect);
+            if (packet.Properties is { AuthenticationData: not null, AuthenticationMethod: null })
+            {
+                // 5.0 section 3.1.2.11.10.
+                throw MqttProtocolException.Protocol("CONNECT with authentication data but no authentication method");
+            }
         }
 
         packet.ClientId = reader.ReadString();
