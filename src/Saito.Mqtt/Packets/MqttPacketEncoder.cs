@@ -344,12 +344,19 @@ public static class MqttPacketEncoder
         return 2;
     }
 
+    /// <summary>
+    /// Bytes a variable byte integer takes. Four at most: a larger value (a packet past 268,435,455
+    /// bytes of remaining length) cannot be framed at all, so it is refused before anything is written.
+    /// </summary>
     internal static int VarIntSize(int value) => value switch
     {
+        < 0 => throw new ArgumentOutOfRangeException(nameof(value), value, "A variable byte integer is never negative"),
         < 128 => 1,
         < 16_384 => 2,
         < 2_097_152 => 3,
-        _ => 4,
+        <= MqttFrameReader.MaxRemainingLength => 4,
+        _ => throw new ArgumentOutOfRangeException(nameof(value), value,
+            $"{value} exceeds {MqttFrameReader.MaxRemainingLength}, the largest value of a four-byte variable byte integer"),
     };
 
     private static int StringSize(string value) => 2 + Encoding.UTF8.GetByteCount(value);
