@@ -45,6 +45,10 @@ internal ref struct MqttFieldReader
         return (uint)value;
     }
 
+    /// <summary>
+    /// A variable byte integer in a packet body. These exist only in 5.0 (property lengths, property
+    /// identifiers, subscription identifiers), where the shortest encoding is required [MQTT-1.5.5-1].
+    /// </summary>
     public int ReadVariableByteInteger()
     {
         int value = 0;
@@ -55,6 +59,11 @@ internal ref struct MqttFieldReader
             value += (b & 0x7F) * multiplier;
             if ((b & 0x80) == 0)
             {
+                if (b == 0 && i > 0)
+                {
+                    throw MqttProtocolException.Malformed("Variable byte integer is not in its shortest form");
+                }
+
                 return value;
             }
 

@@ -97,6 +97,12 @@ public static class MqttPacketDecoder
         }
 
         var properties = version == MqttProtocolVersion.V500 ? ReadProperties(ref reader, (int)MqttPacketType.Publish) : null;
+        if (topic.Length == 0 && properties?.TopicAlias is null)
+        {
+            // 5.0 section 3.3.2.1: a zero-length Topic Name without a Topic Alias is a Protocol Error.
+            throw MqttProtocolException.Protocol("PUBLISH with an empty topic and no topic alias");
+        }
+
         var payload = reader.ReadToEnd();
         return new PublishFrame(topic, payload, qos, (flags & 0x01) != 0, (flags & 0x08) != 0, packetId, properties);
     }
@@ -147,6 +153,11 @@ public static class MqttPacketDecoder
         if (version == MqttProtocolVersion.V500)
         {
             packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.Connect);
+            if (packet.Properties is { AuthenticationData: not null, AuthenticationMethod: null })
+            {
+                // 5.0 section 3.1.2.11.10.
+                throw MqttProtocolException.Protocol("CONNECT with authentication data but no authentication method");
+            }
         }
 
         packet.ClientId = reader.ReadString();
@@ -243,14 +254,18 @@ public static class MqttPacketDecoder
                 throw MqttProtocolException.Malformed("SUBSCRIBE options with reserved bits set");
             }
 
+            // QoS 3: malformed in 3.1.1 [MQTT-3.8.3-4], a Protocol Error in 5.0 (section 3.8.3.1), as is
+            // Retain Handling 3 (which cannot occur in 3.1.1: those bits are reserved there).
             if ((options & 0x03) == 3)
             {
-                throw MqttProtocolException.Malformed("SUBSCRIBE with QoS 3");
+                throw version == MqttProtocolVersion.V500
+                    ? MqttProtocolException.Protocol("SUBSCRIBE with QoS 3")
+                    : MqttProtocolException.Malformed("SUBSCRIBE with QoS 3");
             }
 
             if (((options >> 4) & 0x03) == 3)
             {
-                throw MqttProtocolException.Malformed("SUBSCRIBE with retain handling 3");
+                throw MqttProtocolException.Protocol("SUBSCRIBE with retain handling 3");
             }
 
             packet.Subscriptions.Add(new MqttSubscription
@@ -351,15 +366,15 @@ public static class MqttPacketDecoder
             throw MqttProtocolException.Malformed("AUTH does not exist in MQTT 3.1.1");
         }
 
+        // 5.0 section 3.15.2.1: reason code and property length may be left out together (Remaining
+        // Length 0) and only together; unlike PUBACK or DISCONNECT, AUTH has no form with a reason
+        // code alone.
         var reader = new MqttFieldReader(frame.Body);
         var packet = new AuthPacket();
         if (!reader.End)
         {
             packet.ReasonCode = (MqttReasonCode)reader.ReadByte();
-            if (!reader.End)
-            {
-                packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.Auth);
-            }
+            packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.Auth);
         }
 
         ExpectEnd(ref reader, "AUTH");
@@ -413,9 +428,10 @@ public static class MqttPacketDecoder
         while (reader.Remaining > end)
         {
             int id = reader.ReadVariableByteInteger();
+            // 5.0 section 2.2.2.2: an identifier not valid for the packet type is a Malformed Packet (0x81).
             if (id >= s_allowed.Length || (s_allowed[id] & (1 << context)) == 0)
             {
-                throw MqttProtocolException.Protocol($"Property 0x{id:X2} is not allowed here");
+                throw MqttProtocolException.Malformed($"Property 0x{id:X2} is not valid in this packet");
             }
 
             switch ((MqttPropertyId)id)
@@ -460,7 +476,16 @@ public static class MqttPacketDecoder
                 case MqttPropertyId.ReasonString: p.ReasonString = Once(p.ReasonString, reader.ReadString()); break;
                 case MqttPropertyId.ReceiveMaximum: p.ReceiveMaximum = Once(p.ReceiveMaximum, NonZero(reader.ReadUInt16(), "Receive maximum")); break;
                 case MqttPropertyId.TopicAliasMaximum: p.TopicAliasMaximum = Once(p.TopicAliasMaximum, reader.ReadUInt16()); break;
-                case MqttPropertyId.TopicAlias: p.TopicAlias = Once(p.TopicAlias, reader.ReadUInt16()); break;
+                case MqttPropertyId.TopicAlias:
+                    ushort alias = reader.ReadUInt16();
+                    if (alias == 0)
+                    {
+                        // [MQTT-3.3.2-8]; the receiver answers 0x94 Topic Alias invalid (5.0 section 3.3.2.3.4).
+                        throw new MqttProtocolException(MqttReasonCode.TopicAliasInvalid, "Topic alias 0");
+                    }
+
+                    p.TopicAlias = Once(p.TopicAlias, alias);
+                    break;
                 case MqttPropertyId.MaximumQoS:
                     byte maxQoS = reader.ReadByte();
                     if (maxQoS > 1)
@@ -489,7 +514,7 @@ public static class MqttPacketDecoder
                 case MqttPropertyId.SubscriptionIdentifierAvailable: p.SubscriptionIdentifierAvailable = Once(p.SubscriptionIdentifierAvailable, ReadFlag(ref reader, id)); break;
                 case MqttPropertyId.SharedSubscriptionAvailable: p.SharedSubscriptionAvailable = Once(p.SharedSubscriptionAvailable, ReadFlag(ref reader, id)); break;
                 default:
-                    throw MqttProtocolException.Protocol($"Unknown property 0x{id:X2}");
+                    throw MqttProtocolException.Malformed($"Unknown property 0x{id:X2}");
             }
         }
 

@@ -299,12 +299,16 @@ public static class MqttPacketEncoder
     private static int EncodeReasonOnly(IBufferWriter<byte> writer, MqttPacketType type, MqttReasonCode code, MqttProperties? properties,
         MqttProtocolVersion version)
     {
+        // DISCONNECT may end after its reason code (5.0 section 3.14.2.2.1); AUTH may not: it carries
+        // both the reason code and the property length, or neither (section 3.15.2.1).
         int remaining = 0;
         int propertiesLength = 0;
+        bool writePropertyLength = false;
         if (version == MqttProtocolVersion.V500)
         {
             propertiesLength = PropertiesLength(properties);
-            if (propertiesLength > 0)
+            writePropertyLength = propertiesLength > 0 || (type == MqttPacketType.Auth && code != MqttReasonCode.Success);
+            if (writePropertyLength)
             {
                 remaining = 1 + VarIntSize(propertiesLength) + propertiesLength;
             }
@@ -321,7 +325,7 @@ public static class MqttPacketEncoder
         if (remaining > 0)
         {
             w.Byte((byte)code);
-            if (propertiesLength > 0)
+            if (writePropertyLength)
             {
                 w.Properties(properties, propertiesLength);
             }
@@ -340,12 +344,19 @@ public static class MqttPacketEncoder
         return 2;
     }
 
+    /// <summary>
+    /// Bytes a variable byte integer takes. Four at most: a larger value (a packet past 268,435,455
+    /// bytes of remaining length) cannot be framed at all, so it is refused before anything is written.
+    /// </summary>
     internal static int VarIntSize(int value) => value switch
     {
+        < 0 => throw new ArgumentOutOfRangeException(nameof(value), value, "A variable byte integer is never negative"),
         < 128 => 1,
         < 16_384 => 2,
         < 2_097_152 => 3,
-        _ => 4,
+        <= MqttFrameReader.MaxRemainingLength => 4,
+        _ => throw new ArgumentOutOfRangeException(nameof(value), value,
+            $"{value} exceeds {MqttFrameReader.MaxRemainingLength}, the largest value of a four-byte variable byte integer"),
     };
 
     private static int StringSize(string value) => 2 + Encoding.UTF8.GetByteCount(value);

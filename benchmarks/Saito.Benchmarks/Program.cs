@@ -1,0 +1,1 @@
+BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);
