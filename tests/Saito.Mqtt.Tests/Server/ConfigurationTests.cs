@@ -1,0 +1,59 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Options;
+using Saito.Mqtt.Broker;
+using Saito.Mqtt.Tests.Infrastructure;
+using Saito.Server;
+
+namespace Saito.Mqtt.Tests.Server;
+
+public sealed class ConfigurationTests
+{
+    [Theory]
+    [InlineData("--Mqtt:Port=70000", "Port")]
+    [InlineData("--Mqtt:TlsPort=18883", "Mqtt:CertificatePath")]
+    [InlineData("--Mqtt:WebSocketPath=mqtt", "must start with '/'")]
+    [InlineData("--Mqtt:MaxPacketSize=10", "MaxPacketSize")]
+    public async Task A_bad_setting_stops_the_server_at_start_with_a_message_that_names_it(string setting, string expected)
+    {
+        // Kestrel reads the MQTT options while the app is built, so a bad one stops Build() or, at the latest, StartAsync().
+        var ex = await Should.ThrowAsync<OptionsValidationException>(async () =>
+        {
+            await using var app = SaitoApp.Build([$"--urls=http://127.0.0.1:{FreePort.Next()}", $"--Mqtt:Port={FreePort.Next()}", setting]);
+            await app.StartAsync(TestContext.Current.CancellationToken);
+        });
+        ex.Message.ShouldContain(expected);
+    }
+
+    [Fact]
+    public async Task Saito_environment_variables_sit_between_appsettings_and_the_command_line()
+    {
+        int fromEnvironment = FreePort.Next();
+        int fromCommandLine = FreePort.Next();
+        Environment.SetEnvironmentVariable("Saito__Mqtt__Port", fromEnvironment.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        Environment.SetEnvironmentVariable("Saito__Mqtt__MaxQueuedMessages", "1234");
+        try
+        {
+            await using var app = SaitoApp.Build([$"--urls=http://127.0.0.1:{FreePort.Next()}", $"--Mqtt:Port={fromCommandLine}"]);
+            var options = app.Services.GetRequiredService<IOptions<MqttBrokerOptions>>().Value;
+            options.Port.ShouldBe(fromCommandLine, "the command line wins over the environment");
+            options.MaxQueuedMessages.ShouldBe(1234, "the environment wins over appsettings.json and the defaults");
+            options.BindAddress.ShouldBe("localhost", "appsettings.json still applies where nothing overrides it");
+        }
+        finally
+        {
+            Environment.SetEnvironmentVariable("Saito__Mqtt__Port", null);
+            Environment.SetEnvironmentVariable("Saito__Mqtt__MaxQueuedMessages", null);
+        }
+    }
+
+    [Fact]
+    public async Task Health_answers_on_the_http_port_and_counts_clients()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var client = await MqttWire.ConnectAsync(saito.Endpoint, Packets.MqttProtocolVersion.V500);
+        using var http = new HttpClient();
+        var body = await http.GetStringAsync($"http://127.0.0.1:{saito.HttpPort}/health", TestContext.Current.CancellationToken);
+        body.ShouldBe("Healthy");
+        saito.Broker.ConnectedClients.ShouldBe(1);
+    }
+}
