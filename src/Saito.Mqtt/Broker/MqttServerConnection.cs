@@ -189,12 +189,13 @@ internal sealed partial class MqttServerConnection
         while (true)
         {
             var result = await input.ReadAsync(token);
-            LastReceived = Environment.TickCount64;
             var buffer = result.Buffer;
             try
             {
                 while (MqttFrameReader.TryRead(ref buffer, maxPacketSize, out var frame))
                 {
+                    // Keep-alive counts whole control packets [MQTT-3.1.2-24]: a trickle of bytes does not keep a connection alive.
+                    LastReceived = Environment.TickCount64;
                     _broker.Metrics.PacketReceived(frame.Size);
                     if (!await HandleAsync(frame, token))
                     {
@@ -377,6 +378,7 @@ internal sealed partial class MqttServerConnection
             {
                 // Method A: routed once already; the client resent before it saw PUBREC. Acknowledge again, in order.
                 await EnqueueAckAsync(new PendingAck(publish.PacketId, publish.QoS) { Verdict = MqttPublishVerdict.Accepted, Done = true }, token);
+                Signal();
                 return;
             }
 
@@ -693,6 +695,8 @@ internal sealed partial class MqttServerConnection
 
                 if (finished || (_control.Reader.Completion.IsCompleted && Volatile.Read(ref _closing) != 0))
                 {
+                    // Everything owed is written (a DISCONNECT or refusing CONNACK included): stop reading too.
+                    await _closed.CancelAsync();
                     return;
                 }
 
