@@ -485,7 +485,8 @@ public sealed partial class MqttClient : IAsyncDisposable
             KeepAliveSeconds = (ushort)_options.KeepAlive.TotalSeconds,
             ClientId = _clientId,
             UserName = _options.UserName,
-            Password = _options.Password is null ? null : Encoding.UTF8.GetBytes(_options.Password),
+            // Typed on purpose: a null byte[] would convert to an empty, non-null password (and set the flag).
+            Password = _options.Password is null ? (ReadOnlyMemory<byte>?)null : Encoding.UTF8.GetBytes(_options.Password),
             Will = _options.Will,
             Properties = properties,
         };
