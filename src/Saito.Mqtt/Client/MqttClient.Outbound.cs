@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Text;
 using Saito.Mqtt.Packets;
 
@@ -64,6 +65,14 @@ public sealed partial class MqttClient
         lock (_sync)
         {
             CheckServerLimits(packet, version);
+        }
+
+        if (packet.Properties is not null)
+        {
+            // A property the codec cannot write (a string over 64 KiB) would fail in the writer loop, close the
+            // connection, and fail again at every resend: refuse it here instead, where the caller sees it.
+            var headerOnly = new PublishPacket { Topic = packet.Topic, QoS = packet.QoS, PacketId = 1, Properties = packet.Properties };
+            MqttPacketEncoder.Encode(new ArrayBufferWriter<byte>(), headerOnly, version);
         }
 
         if (message.QoS == MqttQoS.AtMostOnce)

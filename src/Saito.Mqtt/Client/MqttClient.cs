@@ -115,11 +115,22 @@ public sealed partial class MqttClient : IAsyncDisposable
         try
         {
             var (connection, result) = await EstablishAsync(isReconnect: false, attempts: 1, cancellationToken);
+            bool disposedMeanwhile;
             lock (_sync)
             {
-                _state = ClientState.Connected;
-                _supervisorStop = new CancellationTokenSource();
-                _supervisor = SuperviseAsync(connection, _supervisorStop.Token);
+                disposedMeanwhile = _state != ClientState.Connecting;
+                if (!disposedMeanwhile)
+                {
+                    _state = ClientState.Connected;
+                    _supervisorStop = new CancellationTokenSource();
+                    _supervisor = SuperviseAsync(connection, _supervisorStop.Token);
+                }
+            }
+
+            if (disposedMeanwhile)
+            {
+                await connection.DisposeAsync();
+                ObjectDisposedException.ThrowIf(true, this);
             }
 
             return result;

@@ -539,7 +539,9 @@ internal sealed class MqttClientConnection : IAsyncDisposable
                         }
 
                         wait = keepAliveMs - idle;
-                        if (_pingOutstanding)
+
+                        // While the read loop is held up the deadline does not apply (SetReadPaused moves it on resume).
+                        if (_pingOutstanding && !_readPaused)
                         {
                             wait = Math.Min(wait, Math.Max(_pingDeadlineMs - now, 0));
                         }

@@ -377,6 +377,28 @@ public sealed class MqttClientProtocolTests
     }
 
     [Fact]
+    public async Task Publish_with_a_property_the_codec_cannot_write_is_refused_before_it_reaches_the_connection()
+    {
+        await using var broker = new ScriptedBroker();
+        await using var client = new MqttClient(Options(broker));
+        var connecting = client.ConnectAsync(TestContext.Current.CancellationToken);
+        var (connection, _) = await broker.AcceptSessionAsync();
+        await connecting;
+        var message = new MqttApplicationMessage
+        {
+            Topic = "t/out",
+            QoS = MqttQoS.AtLeastOnce,
+            Properties = new MqttProperties { UserProperties = [new MqttUserProperty("big", new string('x', 70_000))] },
+        };
+
+        await Should.ThrowAsync<ArgumentException>(() => client.PublishAsync(message, TestContext.Current.CancellationToken));
+
+        client.IsConnected.ShouldBeTrue();
+        await SendSentinelAsync(client);
+        await ExpectSentinelAsync(connection);
+    }
+
+    [Fact]
     public async Task Broker_that_never_answers_connect_fails_the_connect_with_a_timeout()
     {
         await using var broker = new ScriptedBroker();
