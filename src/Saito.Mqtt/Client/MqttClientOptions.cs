@@ -57,6 +57,8 @@ public sealed class MqttClientOptions
     /// The most inbound QoS 1/2 messages delivered to the application and not yet acknowledged. Sent to a
     /// 5.0 broker as Receive Maximum; with 3.1.1 the client stops reading the socket at this limit (the
     /// broker's own in-flight window usually stops it first). Also the capacity of <see cref="MqttClient.Messages"/>.
+    /// While reading is stopped no PUBACK for our own publishes is read either: with 3.1.1, do not hold inbound
+    /// acknowledgements while awaiting an outbound QoS 1/2 publish.
     /// </summary>
     public int ReceiveMaximum { get; set; } = 100;
 
