@@ -289,10 +289,14 @@ public abstract partial class BrokerConformanceTests
     /// 4.13.1); when it does, its reason code must be one of <paramref name="allowedReasons"/>.
     /// In 3.1.1 there is no DISCONNECT from a server: it just closes ([MQTT-4.8.0-1]).
     /// </summary>
-    protected static async Task ExpectClosedForErrorAsync(RawMqttConnection connection, params MqttReasonCode[] allowedReasons)
+    protected static Task ExpectClosedForErrorAsync(RawMqttConnection connection, params MqttReasonCode[] allowedReasons) =>
+        ExpectClosedForErrorAsync(connection, RawMqttConnection.DefaultTimeout, allowedReasons);
+
+    /// <inheritdoc cref="ExpectClosedForErrorAsync(RawMqttConnection, MqttReasonCode[])"/>
+    protected static async Task ExpectClosedForErrorAsync(RawMqttConnection connection, TimeSpan timeout, params MqttReasonCode[] allowedReasons)
     {
         ArgumentNullException.ThrowIfNull(connection);
-        var reason = await connection.ExpectClosedAsync();
+        var reason = await connection.ExpectClosedAsync(timeout);
         if (connection.Version == MqttProtocolVersion.V311)
         {
             reason.ShouldBeNull("An MQTT 3.1.1 server never sends DISCONNECT");

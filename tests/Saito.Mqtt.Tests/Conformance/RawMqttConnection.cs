@@ -329,14 +329,14 @@ public sealed class RawMqttConnection : IAsyncDisposable
             throw Fail($"{Name}: expected {expected} but {item.Describe()}");
         }
 
-        var frame = new MqttFrame(item.Header, new ReadOnlySequence<byte>(item.Body!), item.Body!.Length);
+        var frame = item.ToFrame();
         try
         {
             return MqttPacketDecoder.Decode(frame, Version);
         }
         catch (MqttProtocolException e)
         {
-            throw Fail($"{Name}: expected {expected} but the broker sent a packet that does not decode as MQTT {(Version == MqttProtocolVersion.V500 ? "5.0" : "3.1.1")}: {e.Message} (header 0x{item.Header:X2}, body {Convert.ToHexString(item.Body)})");
+            throw Fail($"{Name}: expected {expected} but the broker sent a packet that does not decode as MQTT {(Version == MqttProtocolVersion.V500 ? "5.0" : "3.1.1")}: {e.Message} (header 0x{item.Header:X2}, body {Convert.ToHexString(item.Body!)})");
         }
     }
 
@@ -349,7 +349,7 @@ public sealed class RawMqttConnection : IAsyncDisposable
 
         try
         {
-            var frame = new MqttFrame(item.Header, new ReadOnlySequence<byte>(item.Body!), item.Body!.Length);
+            var frame = item.ToFrame();
             return "received " + Describe(MqttPacketDecoder.Decode(frame, Version));
         }
         catch (MqttProtocolException)
@@ -448,6 +448,9 @@ public sealed class RawMqttConnection : IAsyncDisposable
         public static Incoming Packet(byte header, byte[] body) => new(header, body, null);
 
         public static Incoming Closed(Exception? error) => new(0, null, error);
+
+        public MqttFrame ToFrame() =>
+            new(Header, new ReadOnlySequence<byte>(Body!), 1 + MqttPacketEncoder.VarIntSize(Body!.Length) + Body.Length);
 
         public string Describe() => Error switch
         {
