@@ -145,8 +145,15 @@ public abstract partial class BrokerConformanceTests
         }
 
         // A packet of exactly the maximum size is accepted ...
-        int overhead = MqttPacketEncoder.PublishSize(version, topic, 0, QoS1, null);
-        await PublishAsync(connection, topic, new string('a', limited.MaximumPacketSize - overhead), QoS1);
+        // (The remaining length grows from one to two bytes with the payload, so the size is found, not subtracted.)
+        int payloadLength = limited.MaximumPacketSize - MqttPacketEncoder.PublishSize(version, topic, 0, QoS1, null);
+        while (MqttPacketEncoder.PublishSize(version, topic, payloadLength, QoS1, null) > limited.MaximumPacketSize)
+        {
+            payloadLength--;
+        }
+
+        MqttPacketEncoder.PublishSize(version, topic, payloadLength, QoS1, null).ShouldBe(limited.MaximumPacketSize);
+        await PublishAsync(connection, topic, new string('a', payloadLength), QoS1);
 
         // ... a larger one is not: 5.0 [MQTT-3.2.2-15] forbids the client to send it, and
         // section 4.13 makes it a protocol error answered with DISCONNECT 0x95 Packet too large.

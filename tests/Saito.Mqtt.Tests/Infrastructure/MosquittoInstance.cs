@@ -48,6 +48,24 @@ public sealed class MosquittoInstance : IAsyncDisposable
 
     public static async Task<MosquittoInstance> StartAsync(string? extraConfig = null)
     {
+        for (int attempt = 1; ; attempt++)
+        {
+            var instance = await CreateAsync(extraConfig);
+            try
+            {
+                await instance.StartAsync();
+                return instance;
+            }
+            catch (InvalidOperationException ex) when (attempt < 5 && FreePort.IsAddressInUse(ex))
+            {
+                // Another process took one of the ports between the probe and the bind: try fresh ones.
+                await instance.DisposeAsync();
+            }
+        }
+    }
+
+    private static async Task<MosquittoInstance> CreateAsync(string? extraConfig)
+    {
         if (!File.Exists(BinaryPath))
         {
             throw new InvalidOperationException(
@@ -82,7 +100,6 @@ public sealed class MosquittoInstance : IAsyncDisposable
 
             {extraConfig}
             """);
-        await instance.StartAsync();
         return instance;
     }
 

@@ -35,6 +35,21 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
     /// <param name="configure">Extra service registrations (a publish hook, an authenticator).</param>
     public static async Task<SaitoBrokerInstance> StartAsync(IEnumerable<string>? settings = null, Action<WebApplicationBuilder>? configure = null)
     {
+        for (int attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return await TryStartAsync(settings, configure);
+            }
+            catch (IOException ex) when (attempt < 5 && FreePort.IsAddressInUse(ex))
+            {
+                // Another process took one of the ports between the probe and the bind: try fresh ones.
+            }
+        }
+    }
+
+    private static async Task<SaitoBrokerInstance> TryStartAsync(IEnumerable<string>? settings, Action<WebApplicationBuilder>? configure)
+    {
         var certs = TestCertificates.Instance;
         int port = FreePort.Next();
         int tlsPort = FreePort.Next();
@@ -51,7 +66,16 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
             .. (settings ?? []).Select(s => "--" + s),
         ];
         var app = SaitoApp.Build(args, configure);
-        await app.StartAsync();
+        try
+        {
+            await app.StartAsync();
+        }
+        catch
+        {
+            await app.DisposeAsync();
+            throw;
+        }
+
         return new SaitoBrokerInstance(app, port, tlsPort, httpPort);
     }
 
