@@ -31,6 +31,7 @@ internal sealed class MqttClientConnection : IAsyncDisposable
     private readonly CancellationTokenSource _abort = new();
     private readonly Lock _stateLock = new();
     private Task _completion = Task.CompletedTask;
+    private Task _readLoop = Task.CompletedTask;
     private Exception? _error;
     private bool _aborted;
     private bool _started;
@@ -177,6 +178,7 @@ internal sealed class MqttClientConnection : IAsyncDisposable
         }
 
         var read = Task.Run(() => ReadLoopAsync(handler));
+        _readLoop = read;
         var write = Task.Run(WriteLoopAsync);
         var ping = Task.Run(KeepAliveLoopAsync);
         _completion = FinishAsync(read, write, ping);
@@ -239,9 +241,20 @@ internal sealed class MqttClientConnection : IAsyncDisposable
     /// <summary>Sends <paramref name="farewell"/> (DISCONNECT) if it can within <paramref name="timeout"/>, then closes.</summary>
     public async Task CloseAsync(MqttPacket? farewell, TimeSpan timeout, CancellationToken cancellationToken)
     {
-        if (farewell is not null)
+        if (farewell is not null && await SendFarewellAsync(farewell, timeout, cancellationToken))
         {
-            await SendFarewellAsync(farewell, timeout, cancellationToken);
+            // Close TCP the orderly way: FIN after the DISCONNECT, then let the broker close its end. Disposing at once
+            // (with bytes unread on our side) sends RST, and a RST makes the broker's kernel drop what it has not read
+            // yet, acknowledgements written just before the DISCONNECT included.
+            try
+            {
+                _socket.Shutdown(SocketShutdown.Send);
+                await _readLoop.WaitAsync(timeout, cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            }
+            catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
+            {
+                // Already gone.
+            }
         }
 
         Abort(null);
@@ -267,22 +280,25 @@ internal sealed class MqttClientConnection : IAsyncDisposable
         await _completion;
     }
 
-    private async Task SendFarewellAsync(MqttPacket farewell, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <summary>Writes the farewell packet; true when it reached the socket.</summary>
+    private async Task<bool> SendFarewellAsync(MqttPacket farewell, TimeSpan timeout, CancellationToken cancellationToken)
     {
         var written = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         if (!TryEnqueue(farewell, written))
         {
-            return;
+            return false;
         }
 
         try
         {
             await written.Task.WaitAsync(timeout, cancellationToken);
+            return true;
         }
         catch (Exception ex) when (ex is TimeoutException or MqttClientDisconnectedException)
         {
             // The connection is closing anyway; the broker sees the socket close instead of DISCONNECT.
             MqttClientLog.CloseFailed(_logger, ex);
+            return false;
         }
     }
 
