@@ -249,7 +249,9 @@ internal sealed class MqttClientConnection : IAsyncDisposable
             try
             {
                 _socket.Shutdown(SocketShutdown.Send);
-                await _readLoop.WaitAsync(timeout, cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+                // A broker closes at once after DISCONNECT; one that does not is not waited for long.
+                var linger = timeout < TimeSpan.FromSeconds(1) ? timeout : TimeSpan.FromSeconds(1);
+                await _readLoop.WaitAsync(linger, cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             }
             catch (Exception ex) when (ex is SocketException or ObjectDisposedException)
             {
