@@ -27,7 +27,7 @@ public sealed class PublishHookTests : IAsyncLifetime
     [InlineData(MqttProtocolVersion.V500)]
     public async Task Puback_is_held_until_the_hook_releases_it(MqttProtocolVersion version)
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, version);
+        await using var client = await ConnectedAsync(version);
         await client.SendAsync(Publish("hook/held", 7, MqttQoS.AtLeastOnce));
 
         var call = await _hook.NextCallAsync();
@@ -44,7 +44,7 @@ public sealed class PublishHookTests : IAsyncLifetime
     [Fact]
     public async Task Pubrec_of_a_qos2_publish_is_held_until_the_hook_releases_it()
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, MqttProtocolVersion.V500);
+        await using var client = await ConnectedAsync(MqttProtocolVersion.V500);
         await client.SendAsync(Publish("hook/qos2", 9, MqttQoS.ExactlyOnce));
         var call = await _hook.NextCallAsync();
         await client.ExpectNothingAsync(TimeSpan.FromMilliseconds(300));
@@ -61,7 +61,7 @@ public sealed class PublishHookTests : IAsyncLifetime
     [Fact]
     public async Task Acknowledgements_leave_in_arrival_order_whatever_order_verdicts_come_in()
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, MqttProtocolVersion.V500);
+        await using var client = await ConnectedAsync(MqttProtocolVersion.V500);
         for (ushort id = 1; id <= 3; id++)
         {
             await client.SendAsync(Publish("hook/order", id, MqttQoS.AtLeastOnce));
@@ -82,7 +82,7 @@ public sealed class PublishHookTests : IAsyncLifetime
     [Fact]
     public async Task The_connection_keeps_reading_while_verdicts_are_pending()
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, MqttProtocolVersion.V311);
+        await using var client = await ConnectedAsync(MqttProtocolVersion.V311);
         await client.SendAsync(Publish("hook/reading", 1, MqttQoS.AtLeastOnce));
         await client.SendAsync(Publish("hook/reading", 2, MqttQoS.AtLeastOnce));
         await client.SendAsync(PingReqPacket.Instance);
@@ -99,7 +99,7 @@ public sealed class PublishHookTests : IAsyncLifetime
     [Fact]
     public async Task Reading_stops_at_the_receive_maximum_until_a_verdict_frees_a_place()
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, MqttProtocolVersion.V311);
+        await using var client = await ConnectedAsync(MqttProtocolVersion.V311);
         for (ushort id = 1; id <= 4; id++)
         {
             await client.SendAsync(Publish("hook/window", id, MqttQoS.AtLeastOnce));
@@ -125,7 +125,7 @@ public sealed class PublishHookTests : IAsyncLifetime
     [Fact]
     public async Task A_failed_verdict_is_the_reason_code_a_5_0_client_gets()
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, MqttProtocolVersion.V500);
+        await using var client = await ConnectedAsync(MqttProtocolVersion.V500);
         await client.SendAsync(Publish("hook/fail", 5, MqttQoS.AtLeastOnce));
         (await _hook.NextCallAsync()).Release(MqttPublishVerdict.Failed(MqttReasonCode.QuotaExceeded, "database unavailable"));
 
@@ -142,7 +142,7 @@ public sealed class PublishHookTests : IAsyncLifetime
     [Fact]
     public async Task A_hook_that_throws_fails_the_publish_without_harming_the_broker()
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, MqttProtocolVersion.V500);
+        await using var client = await ConnectedAsync(MqttProtocolVersion.V500);
         await client.SendAsync(Publish("hook/throw", 6, MqttQoS.AtLeastOnce));
         (await _hook.NextCallAsync()).Throw(new InvalidOperationException("boom"));
 
@@ -155,11 +155,18 @@ public sealed class PublishHookTests : IAsyncLifetime
     [Fact]
     public async Task A_failed_verdict_closes_a_3_1_1_connection_unacknowledged_so_the_client_sends_again()
     {
-        await using var client = await MqttWire.ConnectAsync(_saito.Endpoint, MqttProtocolVersion.V311);
+        await using var client = await ConnectedAsync(MqttProtocolVersion.V311);
         await client.SendAsync(Publish("hook/fail311", 3, MqttQoS.AtLeastOnce));
         (await _hook.NextCallAsync()).Release(MqttPublishVerdict.Failed(MqttReasonCode.UnspecifiedError));
 
         (await client.ExpectClosedAsync()).ShouldBeNull("3.1.1 has no DISCONNECT from the server and no failure PUBACK");
+    }
+
+    private async Task<RawMqttConnection> ConnectedAsync(MqttProtocolVersion version)
+    {
+        var connection = await RawMqttConnection.OpenAsync(_saito.Endpoint, TestContext.Current.CancellationToken);
+        (await connection.ConnectAsync(version, "hook-" + Guid.NewGuid().ToString("N")[..12], keepAliveSeconds: 30)).ReasonCode.ShouldBe((byte)0);
+        return connection;
     }
 
     private static PublishPacket Publish(string topic, ushort id, MqttQoS qos) => new()

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Saito.Mqtt.Packets;
+using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Conformance;
 

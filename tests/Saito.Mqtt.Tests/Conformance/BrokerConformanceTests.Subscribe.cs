@@ -1,4 +1,5 @@
 using Saito.Mqtt.Packets;
+using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Conformance;
 

@@ -50,7 +50,8 @@ public sealed class ConfigurationTests
     public async Task Health_answers_on_the_http_port_and_counts_clients()
     {
         await using var saito = await SaitoBrokerInstance.StartAsync();
-        await using var client = await MqttWire.ConnectAsync(saito.Endpoint, Packets.MqttProtocolVersion.V500);
+        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
+        (await client.ConnectAsync(Packets.MqttProtocolVersion.V500, "health-probe")).ReasonCode.ShouldBe((byte)0);
         using var http = new HttpClient();
         var body = await http.GetStringAsync($"http://127.0.0.1:{saito.HttpPort}/health", TestContext.Current.CancellationToken);
         body.ShouldBe("Healthy");

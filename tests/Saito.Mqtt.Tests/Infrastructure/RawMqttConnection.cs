@@ -4,9 +4,8 @@ using System.Net.Sockets;
 using System.Text;
 using System.Threading.Channels;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
-namespace Saito.Mqtt.Tests.Conformance;
+namespace Saito.Mqtt.Tests.Infrastructure;
 
 /// <summary>
 /// A deliberately dumb MQTT client for broker behaviour tests: one TCP connection, packets sent
