@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Runs every Saito test on a Debian 12 machine that has the .NET SDK, Node 20 and npm.
+#
+#   scripts/test.sh [extra dotnet test arguments, e.g. --filter Category=Fast]
+#
+# Installs what the tests drive (Mosquitto, its command-line clients, paho-mqtt, openssl) with
+# apt-get when missing, installs MQTT.js with npm, runs `dotnet test`, and ends with one line:
+#   N passed, N failed, N skipped
+# Exit code: non-zero when the build fails, a test fails, or no test results were written.
+# Safe to run again and again.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+
+results_dir="$repo_root/artifacts/test-results"
+clients_dir="$repo_root/tests/clients"
+apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
+
+step() { printf '\n==> %s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [[ $EUID -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    die "need root to run: $* (run as root or install sudo)"
+  fi
+}
+
+is_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+install_system_packages() {
+  local missing=()
+  local pkg
+  for pkg in "${apt_packages[@]}"; do
+    is_installed "$pkg" || missing+=("$pkg")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "apt packages present: ${apt_packages[*]}"
+    return
+  fi
+
+  step "Installing ${missing[*]} with apt-get"
+  # Debian's postinst would start a system-wide mosquitto on port 1883; the tests start their own.
+  # A policy-rc.d that answers 101 tells invoke-rc.d not to start services during this install.
+  local policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
+    trap 'as_root rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  local rc=0
+  {
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" >/dev/null
+  } || rc=$?
+  if trap -p EXIT | grep -q policy-rc.d; then
+    as_root rm -f "$policy"
+    trap - EXIT
+  fi
+  [[ $rc -eq 0 ]] || die "apt-get could not install: ${missing[*]}"
+}
+
+stop_system_mosquitto() {
+  # The tests use free ports of their own, but a system broker on 1883 confuses anyone poking at
+  # localhost by hand, so a running mosquitto service is stopped (not disabled) for the run.
+  if [[ -d /run/systemd/system ]] && command -v systemctl >/dev/null 2>&1; then
+    if systemctl is-active --quiet mosquitto 2>/dev/null; then
+      step "Stopping the system mosquitto service"
+      as_root systemctl stop mosquitto
+    fi
+  elif [[ -x /etc/init.d/mosquitto ]]; then
+    # No systemd (containers): the sysvinit script knows its pid file.
+    if /etc/init.d/mosquitto status >/dev/null 2>&1; then
+      step "Stopping the system mosquitto service (init.d)"
+      as_root /etc/init.d/mosquitto stop >/dev/null || warn "could not stop the system mosquitto"
+    fi
+  fi
+  if command -v ss >/dev/null 2>&1 && ss -H -ltn 'sport = :1883' 2>/dev/null | grep -q .; then
+    warn "something still listens on port 1883 (not a mosquitto service we know); the tests do not need that port"
+  fi
+}
+
+install_node_clients() {
+  command -v node >/dev/null 2>&1 || die "node is not installed (Node 20 is expected next to the .NET SDK)"
+  command -v npm >/dev/null 2>&1 || die "npm is not installed"
+  step "Installing MQTT.js in tests/clients (npm)"
+  local npm_args=(--no-audit --no-fund --loglevel=error)
+  if [[ -f "$clients_dir/package-lock.json" ]]; then
+    (cd "$clients_dir" && npm ci "${npm_args[@]}" >/dev/null)
+  else
+    (cd "$clients_dir" && npm install "${npm_args[@]}" >/dev/null)
+  fi
+  echo "MQTT.js $(cd "$clients_dir" && node -p "require('mqtt/package.json').version")"
+}
+
+command -v dotnet >/dev/null 2>&1 || die "the .NET SDK (dotnet) is not on PATH"
+command -v dpkg-query >/dev/null 2>&1 || die "this script expects Debian (dpkg, apt-get)"
+
+step "System packages"
+install_system_packages
+stop_system_mosquitto
+install_node_clients
+
+# Where the tests find their external programs (see tests/Saito.Mqtt.Tests/ExternalClients).
+export SAITO_TEST_PYTHON="${SAITO_TEST_PYTHON:-/usr/bin/python3}"
+export SAITO_TEST_CLIENTS_DIR="${SAITO_TEST_CLIENTS_DIR:-$clients_dir}"
+export SAITO_TEST_NODE="${SAITO_TEST_NODE:-$(command -v node)}"
+export SAITO_TEST_MOSQUITTO="${SAITO_TEST_MOSQUITTO:-/usr/sbin/mosquitto}"
+export SAITO_TEST_MOSQUITTO_PUB="${SAITO_TEST_MOSQUITTO_PUB:-/usr/bin/mosquitto_pub}"
+export SAITO_TEST_MOSQUITTO_SUB="${SAITO_TEST_MOSQUITTO_SUB:-/usr/bin/mosquitto_sub}"
+export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+
+"$SAITO_TEST_PYTHON" -c 'import paho.mqtt' 2>/dev/null ||
+  die "$SAITO_TEST_PYTHON cannot import paho.mqtt (python3-paho-mqtt); set SAITO_TEST_PYTHON to Debian's /usr/bin/python3"
+
+step "dotnet test Saito.sln -c Release"
+rm -rf "$results_dir"
+mkdir -p "$results_dir"
+test_rc=0
+dotnet test Saito.sln -c Release \
+  --results-directory "$results_dir" \
+  --logger "trx;LogFilePrefix=saito" \
+  --logger "console;verbosity=minimal" \
+  --blame-hang-timeout 5m \
+  "$@" || test_rc=$?
+
+step "Results ($results_dir)"
+summary_rc=0
+/usr/bin/python3 "$repo_root/scripts/trx_summary.py" "$results_dir" || summary_rc=$?
+if [[ $test_rc -ne 0 || $summary_rc -ne 0 ]]; then
+  exit 1
+fi
