@@ -155,12 +155,15 @@ internal sealed partial class MqttServerConnection
         }
         catch (TimeoutException)
         {
+            // The peer stopped reading and the last packets cannot get out: drop the connection hard (RST).
             Log.SendStuck(_logger, RemoteName, ClientId);
+            Info.Abort?.Invoke();
         }
 
+        // Otherwise completing the pipes lets the transport close in order (FIN): aborting would send RST, which
+        // makes the peer's kernel throw away what it has not read yet, our last acknowledgements included.
         await _closed.CancelAsync();
         await sender.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-        Info.Abort?.Invoke();
         await _transport.Input.CompleteAsync();
         await _transport.Output.CompleteAsync();
         lock (_ackLock)
