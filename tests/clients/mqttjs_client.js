@@ -167,7 +167,7 @@ function parse(argv) {
   if (values.timeout !== undefined) {
     args.timeout = Number(values.timeout);
     if (!(args.timeout > 0)) fail('--timeout wants seconds > 0', EXIT_USAGE);
-  } else if (command === 'pub' || args.count === undefined) {
+  } else {
     args.timeout = 30;
   }
 

@@ -111,7 +111,7 @@ def parse_args(argv):
     common.add_argument("--disconnect-without-close", action="store_true",
                         help="at the end, drop the TCP connection without sending DISCONNECT (fires the will)")
     common.add_argument("--timeout", type=float, default=None,
-                        help="seconds for the whole run (pub default 30; sub default: none with --count, 30 without)")
+                        help="seconds for the whole run (default 30); a sub without --count leaves cleanly when it ends")
 
     parser = argparse.ArgumentParser(prog="paho_client.py", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -141,9 +141,9 @@ def parse_args(argv):
         parser.error("--cafile needs --tls")
     if args.session_expiry is not None and args.version != "5":
         parser.error("--session-expiry is an MQTT 5.0 property (use --version 5)")
+    if args.timeout is None:
+        args.timeout = 30.0
     if args.command == "pub":
-        if args.timeout is None:
-            args.timeout = 30.0
         sources = sum(1 for s in (args.message, args.null_message, args.payload_file,
                                   args.payload_size is not None) if s)
         if sources > 1:
@@ -151,8 +151,6 @@ def parse_args(argv):
         if (args.user_property or args.content_type) and args.version != "5":
             parser.error("--user-property and --content-type need --version 5")
     else:
-        if args.timeout is None and args.count is None:
-            args.timeout = 30.0
         if not args.topic and not args.no_clean:
             parser.error("sub needs -t, unless it resumes a session with --no-clean")
     return args

@@ -163,7 +163,7 @@ internal sealed class MosquittoCliClient : ExternalMqttClient
         var args = new List<string>
         {
             "-h", endpoint.Host,
-            "-V", Version == MqttVersion.V311 ? "mqttv311" : "mqttv5",
+            "-V", Version == MqttVersion.V311 ? "311" : "5",
             "--nodelay",
         };
         if (Transport == MqttTransport.Tls)
