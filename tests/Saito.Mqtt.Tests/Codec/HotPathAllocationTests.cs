@@ -42,9 +42,8 @@ public sealed class HotPathAllocationTests
             DecodeAll(received, version, cache); // warm-up: JIT tiers, topic cache, pooled buffers
         }
 
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        long payloadBytes = DecodeAll(received, version, cache);
-        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        long payloadBytes = 0;
+        long allocated = MinimumAllocated(() => payloadBytes = DecodeAll(received, version, cache));
 
         payloadBytes.ShouldBe((long)Packets * payloadSize);
         allocated.ShouldBeLessThan(Packets, "bytes allocated while decoding 1,000 packets");
@@ -62,12 +61,28 @@ public sealed class HotPathAllocationTests
             EncodeAll(writer, version, payload); // warm-up: JIT tiers
         }
 
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        EncodeAll(writer, version, payload);
-        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        long allocated = MinimumAllocated(() => EncodeAll(writer, version, payload));
 
         writer.WrittenCount.ShouldBeGreaterThan(Packets * payloadSize);
         allocated.ShouldBeLessThan(Packets, "bytes allocated while encoding 1,000 packets");
+    }
+
+    /// <summary>
+    /// The fewest bytes one pass allocated, over five passes. A per-packet allocation shows in every pass (at least
+    /// 1,000 bytes); the runtime's one-off work on this thread (tiering, a rejit) shows in one, and once made the
+    /// test flaky (7,104 bytes in a single pass of a CI run).
+    /// </summary>
+    private static long MinimumAllocated(Action pass)
+    {
+        long minimum = long.MaxValue;
+        for (int i = 0; i < 5; i++)
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            pass();
+            minimum = Math.Min(minimum, GC.GetAllocatedBytesForCurrentThread() - before);
+        }
+
+        return minimum;
     }
 
     private static PublishPacket Publish(int i, int payloadSize) => new()

@@ -1,0 +1,77 @@
+using System.Text;
+using Microsoft.Extensions.DependencyInjection;
+using Saito.Mqtt.Broker;
+using Saito.Mqtt.Packets;
+using Saito.Mqtt.Tests.Infrastructure;
+
+namespace Saito.Mqtt.Tests.Broker;
+
+public sealed class AuthenticationTests
+{
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311, "teacher", "right", (byte)0)]
+    [InlineData(MqttProtocolVersion.V311, "teacher", "wrong", (byte)MqttConnectReturnCode.BadUserNameOrPassword)]
+    [InlineData(MqttProtocolVersion.V311, "visitor", "any", (byte)MqttConnectReturnCode.NotAuthorized)]
+    [InlineData(MqttProtocolVersion.V311, null, null, (byte)MqttConnectReturnCode.NotAuthorized)]
+    [InlineData(MqttProtocolVersion.V500, "teacher", "right", (byte)0)]
+    [InlineData(MqttProtocolVersion.V500, "teacher", "wrong", (byte)MqttReasonCode.BadUserNameOrPassword)]
+    [InlineData(MqttProtocolVersion.V500, "visitor", "any", (byte)MqttReasonCode.NotAuthorized)]
+    [InlineData(MqttProtocolVersion.V500, null, null, (byte)MqttReasonCode.NotAuthorized)]
+    public async Task The_authenticator_decides_and_its_answer_is_the_connack_code(MqttProtocolVersion version, string? user, string? password, byte expected)
+    {
+        var authenticator = new TeacherOnly();
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:AllowAnonymous=false"],
+            b => b.Services.AddSingleton<IMqttAuthenticator>(authenticator));
+        await using var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
+        await connection.SendAsync(new ConnectPacket
+        {
+            ProtocolVersion = version,
+            ClientId = "auth-" + Guid.NewGuid().ToString("N")[..8],
+            UserName = user,
+            Password = password is null ? (ReadOnlyMemory<byte>?)null : Encoding.UTF8.GetBytes(password),
+        });
+        connection.Version = version;
+
+        var connAck = await connection.ExpectAsync<ConnAckPacket>();
+        connAck.ReasonCode.ShouldBe(expected);
+        if (expected != 0)
+        {
+            await connection.ExpectClosedAsync();
+            saito.Broker.ConnectedClients.ShouldBe(0, "a refused client holds no connection slot");
+        }
+
+        if (user is not null)
+        {
+            authenticator.Seen.ShouldContain(user, "credentials go to the authenticator");
+        }
+    }
+
+    [Fact]
+    public async Task Anonymous_clients_are_accepted_by_default()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
+        (await connection.ConnectAsync(MqttProtocolVersion.V500, "anon-" + Guid.NewGuid().ToString("N")[..8])).ReasonCode.ShouldBe((byte)0);
+    }
+
+    private sealed class TeacherOnly : IMqttAuthenticator
+    {
+        public List<string> Seen { get; } = [];
+
+        public ValueTask<MqttAuthenticationResult> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
+        {
+            lock (Seen)
+            {
+                Seen.Add(context.UserName ?? "");
+            }
+
+            string password = context.Password is { } p ? Encoding.UTF8.GetString(p.Span) : "";
+            return ValueTask.FromResult(context.UserName switch
+            {
+                "teacher" when password == "right" => MqttAuthenticationResult.Success,
+                "teacher" => MqttAuthenticationResult.BadUserNameOrPassword,
+                _ => MqttAuthenticationResult.NotAuthorized,
+            });
+        }
+    }
+}
