@@ -3,11 +3,17 @@
 #
 #   scripts/test.sh [extra dotnet test arguments, e.g. --filter Category=Fast]
 #
-# Installs what the tests drive (Mosquitto, its command-line clients, paho-mqtt, openssl) with
-# apt-get when missing, installs MQTT.js with npm, runs `dotnet test`, and ends with one line:
+# Installs what the tests drive (Mosquitto, its command-line clients, paho-mqtt, openssl, PostgreSQL)
+# with apt-get when missing, installs MQTT.js with npm, starts a throwaway PostgreSQL cluster for the
+# storage tests (stopped when the script exits), runs `dotnet test`, and ends with one line:
 #   N passed, N failed, N skipped
 # Exit code: non-zero when the build fails, a test fails, or no test results were written.
 # Safe to run again and again.
+#
+# Environment:
+#   SAITO_TEST_TARGET    what `dotnet test` runs (default Saito.sln), e.g. tests/Saito.Storage.Tests
+#   SAITO_TEST_POSTGRES  a PostgreSQL connection string to test against instead of the throwaway
+#                        cluster; then SAITO_TEST_PG_TABLESPACES names its test tablespaces
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +21,11 @@ cd "$repo_root"
 
 results_dir="$repo_root/artifacts/test-results"
 clients_dir="$repo_root/tests/clients"
-apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt openssl)
+apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt openssl postgresql)
+# The throwaway PostgreSQL cluster: Debian's binaries, a data directory made afresh on every run.
+pg_bin=/usr/lib/postgresql/15/bin
+pg_root=/var/tmp/saito-test-pg
+pg_tablespaces=(saito_test_fast saito_test_slow)
 
 step() { printf '\n==> %s\n' "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
@@ -47,8 +57,13 @@ install_system_packages() {
   fi
 
   step "Installing ${missing[*]} with apt-get"
-  # Debian's postinst would start a system-wide mosquitto on port 1883; the tests start their own.
-  # A policy-rc.d that answers 101 tells invoke-rc.d not to start services during this install.
+  # Debian's postinst would start a system-wide mosquitto on port 1883 and a PostgreSQL cluster on
+  # 5432; the tests start their own. A policy-rc.d that answers 101 tells invoke-rc.d not to start
+  # services during this install, and createcluster.conf tells postgresql-common not to create the
+  # system cluster at all (dpkg keeps this file as the admin's: --force-confold).
+  if ! is_installed postgresql-common && [[ ! -e /etc/postgresql-common/createcluster.conf ]]; then
+    as_root sh -c "mkdir -p /etc/postgresql-common && printf 'create_main_cluster = false\n' > /etc/postgresql-common/createcluster.conf"
+  fi
   local policy=/usr/sbin/policy-rc.d
   if [[ ! -e $policy ]]; then
     as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy"
@@ -87,6 +102,69 @@ stop_system_mosquitto() {
   fi
 }
 
+as_postgres() {
+  # From / so that the postgres user is not left in a directory it cannot read.
+  (cd / && as_root runuser -u postgres -- "$@")
+}
+
+stop_test_postgres() {
+  if [[ -f $pg_root/data/postmaster.pid ]]; then
+    as_postgres "$pg_bin/pg_ctl" -D "$pg_root/data" -m fast -w -t 60 stop >/dev/null ||
+      warn "could not stop the test PostgreSQL in $pg_root/data"
+  fi
+}
+
+free_port() {
+  local port
+  for ((port = $1; port < $1 + 100; port++)); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+  die "no free port in $1..$(($1 + 99)) for the test PostgreSQL"
+}
+
+start_test_postgres() {
+  if [[ -n ${SAITO_TEST_POSTGRES:-} ]]; then
+    echo "PostgreSQL from SAITO_TEST_POSTGRES (tablespaces: ${SAITO_TEST_PG_TABLESPACES:-none set})"
+    return
+  fi
+  step "Starting a throwaway PostgreSQL cluster in $pg_root"
+  [[ -x $pg_bin/initdb ]] || die "$pg_bin/initdb is missing (Debian package postgresql-15)"
+  id postgres >/dev/null 2>&1 || die "no postgres OS user (Debian package postgresql-common creates it)"
+  stop_test_postgres # one an earlier run left behind
+  as_root rm -rf "$pg_root"
+  as_root install -d -o postgres -g postgres -m 700 "$pg_root" "$pg_root/tablespaces"
+  as_postgres "$pg_bin/initdb" -D "$pg_root/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+    --no-instructions >"$pg_root/initdb.log" 2>&1 || {
+    cat "$pg_root/initdb.log" >&2
+    die "initdb failed"
+  }
+  local port
+  port="$(free_port 55432)"
+  # Loopback only, trust auth, no durability (fsync off): a throwaway cluster for tests.
+  trap stop_test_postgres EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  as_postgres "$pg_bin/pg_ctl" -D "$pg_root/data" -l "$pg_root/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$pg_root -c fsync=off -c full_page_writes=off" \
+    start >/dev/null || {
+    cat "$pg_root/server.log" >&2
+    die "the test PostgreSQL did not start"
+  }
+  local tablespace
+  for tablespace in "${pg_tablespaces[@]}"; do
+    as_root install -d -o postgres -g postgres -m 700 "$pg_root/tablespaces/$tablespace"
+    as_postgres psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d postgres \
+      -c "CREATE TABLESPACE $tablespace LOCATION '$pg_root/tablespaces/$tablespace'"
+  done
+  export SAITO_TEST_POSTGRES="Host=127.0.0.1;Port=$port;Username=postgres"
+  export SAITO_TEST_PG_TABLESPACES
+  SAITO_TEST_PG_TABLESPACES="$(IFS=,; echo "${pg_tablespaces[*]}")"
+  echo "PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (tablespaces $SAITO_TEST_PG_TABLESPACES)"
+}
+
 install_node_clients() {
   command -v node >/dev/null 2>&1 || die "node is not installed (Node 20 is expected next to the .NET SDK)"
   command -v npm >/dev/null 2>&1 || die "npm is not installed"
@@ -107,6 +185,7 @@ step "System packages"
 install_system_packages
 stop_system_mosquitto
 install_node_clients
+start_test_postgres
 
 # Where the tests find their external programs (see tests/Saito.Mqtt.Tests/ExternalClients).
 export SAITO_TEST_PYTHON="${SAITO_TEST_PYTHON:-/usr/bin/python3}"
@@ -120,11 +199,12 @@ export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPE
 "$SAITO_TEST_PYTHON" -c 'import paho.mqtt' 2>/dev/null ||
   die "$SAITO_TEST_PYTHON cannot import paho.mqtt (python3-paho-mqtt); set SAITO_TEST_PYTHON to Debian's /usr/bin/python3"
 
-step "dotnet test Saito.sln -c Release"
+test_target="${SAITO_TEST_TARGET:-Saito.sln}"
+step "dotnet test $test_target -c Release"
 rm -rf "$results_dir"
 mkdir -p "$results_dir"
 test_rc=0
-dotnet test Saito.sln -c Release \
+dotnet test "$test_target" -c Release \
   --results-directory "$results_dir" \
   --logger "trx;LogFilePrefix=saito" \
   --logger "console;verbosity=minimal" \

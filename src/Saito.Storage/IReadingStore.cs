@@ -1,0 +1,60 @@
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+
+namespace Saito.Storage;
+
+/// <summary>
+/// One database behind Saito: creates its schema, keeps the device registry, and commits batches of readings
+/// through the database's native bulk path. Safe to call from many writer threads at once (each call takes
+/// its own connection). A call that returns has committed: the rows are durable as
+/// <c>docs/durability.md</c> describes for that database.
+/// </summary>
+public interface IReadingStore : IAsyncDisposable
+{
+    StorageProvider Provider { get; }
+
+    KeyStrategy KeyStrategy { get; }
+
+    /// <summary>Where the data goes, for logs (no passwords).</summary>
+    string Describe();
+
+    /// <summary>Creates what is missing (tiers, tables, registry, dead letters) and says what it created.</summary>
+    Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken);
+
+    /// <summary>Every registered device: serial to id.</summary>
+    Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken);
+
+    /// <summary>
+    /// The id of the device with this serial, registering it (no owner) when it is new; with an announcement
+    /// (a hello message), records what the device says of itself. Safe when two writers register the same
+    /// serial at once: both get the same id.
+    /// </summary>
+    Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Commits the batch in one transaction: readings into the hot tables of the configured key strategy
+    /// (a reading already stored is skipped, never an error) and dead letters. All or nothing.
+    /// </summary>
+    Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken);
+
+    /// <summary>Rows in one reading table.</summary>
+    Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken);
+
+    /// <summary>Readings of one kind for one device, oldest first (for tests, tools and the dashboard; not the hot path).</summary>
+    Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken);
+
+    /// <summary>The newest dead letters, newest first.</summary>
+    Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken);
+
+    /// <summary>A cheap round trip, for /health.</summary>
+    Task PingAsync(CancellationToken cancellationToken);
+
+    /// <summary>Whether an error from this database is worth retrying (connection lost, deadlock, timeout, busy).</summary>
+    bool IsTransient(Exception exception);
+}
+
+/// <summary>What <see cref="IReadingStore.EnsureSchemaAsync"/> found and did.</summary>
+public sealed record SchemaReport(IReadOnlyList<string> Created, IReadOnlyList<string> Existing)
+{
+    public bool CreatedAnything => Created.Count > 0;
+}

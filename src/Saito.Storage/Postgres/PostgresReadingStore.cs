@@ -1,0 +1,559 @@
+using System.Net.Sockets;
+using Microsoft.Extensions.Logging;
+using Npgsql;
+using NpgsqlTypes;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+using Saito.Storage.Schema;
+
+namespace Saito.Storage.Postgres;
+
+/// <summary>
+/// Readings in PostgreSQL through binary COPY (<see cref="PostgresSchema"/> for the tables and tablespaces).
+/// <para>
+/// A batch is one transaction. Each kind's readings are copied straight into their table, in primary-key
+/// order, behind a savepoint: the fast path, with nothing between the rows and the table. When the table already
+/// holds one of them (unique_violation: a QoS 1 redelivery, or the same reading twice in the batch), the
+/// transaction rolls back to the savepoint and that kind takes the staging path instead: COPY into a temporary
+/// table, then <c>INSERT ... SELECT ... ON CONFLICT DO NOTHING</c>, which skips and counts the duplicates.
+/// Dead letters go in the same transaction.
+/// </para>
+/// Each call takes its own pooled connection from one <see cref="NpgsqlDataSource"/>, so many writers can run at once.
+/// </summary>
+public sealed class PostgresReadingStore : IReadingStore
+{
+    private const string Savepoint = "saito_kind";
+
+    // pg_advisory_xact_lock key that serialises EnsureSchemaAsync between Saito processes ("SAITO" in ASCII).
+    private const long SchemaLockKey = 0x5341_4954_4F;
+
+    private readonly StorageOptions _options;
+    private readonly ILogger<PostgresReadingStore> _logger;
+    private readonly NpgsqlDataSource _dataSource;
+    private readonly CopyTarget[] _targets;
+    private readonly CopyTarget _deadLetters;
+    private readonly TimeSpan _copyTimeout;
+    private readonly string _description;
+
+    public PostgresReadingStore(StorageOptions options, ILogger<PostgresReadingStore> logger)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(logger);
+        if (string.IsNullOrWhiteSpace(options.ConnectionString))
+        {
+            throw new ArgumentException("Storage:ConnectionString is required for PostgreSQL.", nameof(options));
+        }
+
+        foreach (string? tablespace in new[] { options.Postgres.HotTablespace, options.Postgres.ArchiveTablespace })
+        {
+            if (!string.IsNullOrEmpty(tablespace) && !StorageOptionsValidator.IsPlainIdentifier(tablespace))
+            {
+                throw new ArgumentException($"Tablespace '{tablespace}' is not a plain identifier (letters, digits, underscore).", nameof(options));
+            }
+        }
+
+        _options = options;
+        _logger = logger;
+        var builder = new NpgsqlDataSourceBuilder(options.ConnectionString);
+        builder.ConnectionStringBuilder.CommandTimeout = options.CommandTimeoutSeconds;
+        if (string.IsNullOrEmpty(builder.ConnectionStringBuilder.ApplicationName))
+        {
+            builder.ConnectionStringBuilder.ApplicationName = "saito";
+        }
+
+        var settings = builder.ConnectionStringBuilder;
+        _description =
+            $"PostgreSQL {settings.Host}:{settings.Port}/{settings.Database ?? settings.Username} " +
+            $"(keys {SchemaScript.KeyStrategyName(options.KeyStrategy)}, " +
+            $"hot tablespace {options.Postgres.HotTablespace ?? "default"}, archive tablespace {options.Postgres.ArchiveTablespace ?? "default"})";
+        _dataSource = builder.Build();
+        _copyTimeout = TimeSpan.FromSeconds(options.CommandTimeoutSeconds);
+        _targets = new CopyTarget[ReadingTables.Kinds.Count];
+        foreach (var kind in ReadingTables.Kinds)
+        {
+            _targets[(int)kind] = CopyTarget.ForReadings(kind, options.KeyStrategy);
+        }
+
+        _deadLetters = CopyTarget.ForDeadLetters();
+    }
+
+    public StorageProvider Provider => StorageProvider.Postgres;
+
+    public KeyStrategy KeyStrategy => _options.KeyStrategy;
+
+    public string Describe() => _description;
+
+    public async Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken)
+    {
+        var created = new List<string>();
+        var existing = new List<string>();
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await EnsureTablespacesAsync(connection, created, existing, cancellationToken);
+
+        var createdHere = new List<string>();
+        await using (var transaction = await connection.BeginTransactionAsync(cancellationToken))
+        {
+            await ExecuteAsync(connection, $"SELECT pg_advisory_xact_lock({SchemaLockKey})", cancellationToken);
+            var names = new HashSet<string>(StringComparer.Ordinal);
+            await using (var command = new NpgsqlCommand(
+                             "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace AND relkind IN ('r', 'p', 'v')",
+                             connection))
+            await using (var reader = await command.ExecuteReaderAsync(cancellationToken))
+            {
+                while (await reader.ReadAsync(cancellationToken))
+                {
+                    names.Add(reader.GetString(0));
+                }
+            }
+
+            foreach (var schemaObject in PostgresSchema.Objects(_options.Postgres))
+            {
+                if (names.Contains(schemaObject.Name))
+                {
+                    existing.Add(schemaObject.Name);
+                    continue;
+                }
+
+                await ExecuteAsync(connection, schemaObject.CreateSql, cancellationToken);
+                createdHere.Add(schemaObject.Name);
+            }
+
+            await transaction.CommitAsync(cancellationToken);
+        }
+
+        if (createdHere.Count > 0)
+        {
+            string createdNames = string.Join(", ", createdHere);
+            PostgresLog.SchemaCreated(_logger, createdNames);
+        }
+
+        created.AddRange(createdHere);
+        await WarnAboutMisplacedTablesAsync(connection, cancellationToken);
+        return new SchemaReport(created, existing);
+    }
+
+    /// <summary>
+    /// Each configured tablespace must exist; one with a location is created when missing. CREATE TABLESPACE
+    /// cannot run in a transaction, so this comes first, on its own.
+    /// </summary>
+    private async Task EnsureTablespacesAsync(NpgsqlConnection connection, List<string> created, List<string> existing, CancellationToken cancellationToken)
+    {
+        var postgres = _options.Postgres;
+        var wanted = new List<(string Name, string? Location, string Setting)>();
+        if (!string.IsNullOrEmpty(postgres.HotTablespace))
+        {
+            wanted.Add((postgres.HotTablespace, postgres.HotTablespaceLocation, "Storage:Postgres:HotTablespaceLocation"));
+        }
+
+        if (!string.IsNullOrEmpty(postgres.ArchiveTablespace))
+        {
+            if (string.Equals(postgres.ArchiveTablespace, postgres.HotTablespace, StringComparison.OrdinalIgnoreCase))
+            {
+                if (string.IsNullOrEmpty(wanted[0].Location))
+                {
+                    wanted[0] = (wanted[0].Name, postgres.ArchiveTablespaceLocation, "Storage:Postgres:ArchiveTablespaceLocation");
+                }
+            }
+            else
+            {
+                wanted.Add((postgres.ArchiveTablespace, postgres.ArchiveTablespaceLocation, "Storage:Postgres:ArchiveTablespaceLocation"));
+            }
+        }
+
+        foreach (var (name, location, setting) in wanted)
+        {
+            string entry = "tablespace " + name;
+            if (await TablespaceExistsAsync(connection, name, cancellationToken))
+            {
+                existing.Add(entry);
+                continue;
+            }
+
+            if (string.IsNullOrEmpty(location))
+            {
+                throw new InvalidOperationException(
+                    $"PostgreSQL tablespace '{name}' does not exist. Create it (CREATE TABLESPACE {name} LOCATION '/path', as a superuser) " +
+                    $"or set {setting} so that Saito creates it.");
+            }
+
+            try
+            {
+                // A utility statement takes no parameters: the location is a quoted literal.
+                await ExecuteAsync(connection, $"CREATE TABLESPACE {name} LOCATION '{location.Replace("'", "''", StringComparison.Ordinal)}'", cancellationToken);
+                created.Add(entry);
+                PostgresLog.TablespaceCreated(_logger, name, location);
+            }
+            catch (PostgresException e) when (e.SqlState == PostgresErrorCodes.DuplicateObject)
+            {
+                existing.Add(entry); // another Saito created it a moment ago
+            }
+        }
+    }
+
+    private static async Task<bool> TablespaceExistsAsync(NpgsqlConnection connection, string name, CancellationToken cancellationToken)
+    {
+        await using var command = new NpgsqlCommand("SELECT EXISTS (SELECT 1 FROM pg_tablespace WHERE spcname = @name)", connection);
+        command.Parameters.AddWithValue("name", name.ToLowerInvariant());
+        return (bool)(await command.ExecuteScalarAsync(cancellationToken))!;
+    }
+
+    private async Task WarnAboutMisplacedTablesAsync(NpgsqlConnection connection, CancellationToken cancellationToken)
+    {
+        var configured = new Dictionary<string, string>(StringComparer.Ordinal);
+        foreach (var schemaObject in PostgresSchema.Objects(_options.Postgres))
+        {
+            string? tablespace = schemaObject.Tier == StorageTier.Hot ? _options.Postgres.HotTablespace : _options.Postgres.ArchiveTablespace;
+            if (schemaObject.Kind == SchemaObjectKind.Table)
+            {
+                configured[schemaObject.Name] = string.IsNullOrEmpty(tablespace) ? string.Empty : tablespace.ToLowerInvariant();
+            }
+        }
+
+        await using var command = new NpgsqlCommand("SELECT tablename, coalesce(tablespace, '') FROM pg_tables WHERE schemaname = current_schema()", connection);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            string table = reader.GetString(0);
+            string actual = reader.GetString(1);
+            if (configured.TryGetValue(table, out string? wanted) && !string.Equals(actual, wanted, StringComparison.Ordinal))
+            {
+                PostgresLog.TableOnOtherTablespace(_logger, table, actual.Length == 0 ? "the default" : actual, wanted.Length == 0 ? "the default" : wanted);
+            }
+        }
+    }
+
+    public async Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand($"SELECT serial, id FROM {ReadingTables.DeviceTable}", connection);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var devices = new Dictionary<string, int>(StringComparer.Ordinal);
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            devices[reader.GetString(0)] = reader.GetInt32(1);
+        }
+
+        return devices;
+    }
+
+    public async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(serial);
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        if (announcement is null)
+        {
+            await using var lookup = new NpgsqlCommand($"SELECT id FROM {ReadingTables.DeviceTable} WHERE serial = @serial", connection);
+            lookup.Parameters.AddWithValue("serial", serial);
+            if (await lookup.ExecuteScalarAsync(cancellationToken) is int known)
+            {
+                return known;
+            }
+        }
+
+        // ON CONFLICT ... DO UPDATE (rather than DO NOTHING) so that RETURNING gives the id in every case: of two
+        // writers registering one serial at once, the second waits for the first and then updates its row.
+        // A hello records what the device says; what it leaves out keeps its earlier value.
+        await using var upsert = new NpgsqlCommand(
+            $"""
+             INSERT INTO {ReadingTables.DeviceTable} AS d (serial, kind, channels, firmware, hub, last_hello)
+             VALUES (@serial, @kind, @channels, @firmware, @hub, CASE WHEN @hello THEN now() END)
+             ON CONFLICT (serial) DO UPDATE SET
+                 kind = coalesce(excluded.kind, d.kind),
+                 channels = coalesce(excluded.channels, d.channels),
+                 firmware = coalesce(excluded.firmware, d.firmware),
+                 hub = coalesce(excluded.hub, d.hub),
+                 last_hello = coalesce(excluded.last_hello, d.last_hello)
+             RETURNING id
+             """,
+            connection);
+        upsert.Parameters.AddWithValue("serial", NpgsqlDbType.Text, serial);
+        upsert.Parameters.AddWithValue("kind", NpgsqlDbType.Text, (object?)announcement?.Kind ?? DBNull.Value);
+        upsert.Parameters.AddWithValue("channels", NpgsqlDbType.Integer, (object?)announcement?.Channels ?? DBNull.Value);
+        upsert.Parameters.AddWithValue("firmware", NpgsqlDbType.Text, (object?)announcement?.Firmware ?? DBNull.Value);
+        upsert.Parameters.AddWithValue("hub", NpgsqlDbType.Text, (object?)announcement?.Hub ?? DBNull.Value);
+        upsert.Parameters.AddWithValue("hello", NpgsqlDbType.Boolean, announcement is not null);
+        return (int)(await upsert.ExecuteScalarAsync(cancellationToken))!;
+    }
+
+    public async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        if (batch.IsEmpty)
+        {
+            return default;
+        }
+
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
+        long sent = 0;
+        long inserted = 0;
+        foreach (var kind in ReadingTables.Kinds)
+        {
+            var readings = batch.Of(kind);
+            if (readings.Count == 0)
+            {
+                continue;
+            }
+
+            var target = _targets[(int)kind];
+            using var order = ReadingOrder.ByteOrdered(readings, KeyStrategy, StorageProvider.Postgres);
+            await transaction.SaveAsync(Savepoint, cancellationToken);
+            try
+            {
+                inserted += await CopyReadingsAsync(connection, target.CopySql, target, readings, order, cancellationToken);
+            }
+            catch (PostgresException e) when (e.SqlState == PostgresErrorCodes.UniqueViolation)
+            {
+                await transaction.RollbackAsync(Savepoint, cancellationToken);
+                PostgresLog.DuplicatesStaged(_logger, target.Table, readings.Count);
+                inserted += await StageReadingsAsync(connection, target, readings, order, cancellationToken);
+            }
+
+            sent += readings.Count;
+        }
+
+        if (batch.DeadLetters.Count > 0)
+        {
+            await CopyDeadLettersAsync(connection, batch.DeadLetters, cancellationToken);
+        }
+
+        await transaction.CommitAsync(cancellationToken);
+        return new BatchWriteResult(inserted, sent - inserted, batch.DeadLetters.Count);
+    }
+
+    /// <summary>The staging path: COPY into the session's temporary twin of the table, then insert what is new.</summary>
+    private async Task<long> StageReadingsAsync(
+        NpgsqlConnection connection, CopyTarget target, IReadOnlyList<Reading> readings, ReadingOrder order, CancellationToken cancellationToken)
+    {
+        await ExecuteAsync(connection, target.CreateStageSql, cancellationToken);
+        await CopyReadingsAsync(connection, target.StageCopySql, target, readings, order, cancellationToken);
+        return await ExecuteAsync(connection, target.InsertFromStageSql, cancellationToken);
+    }
+
+    private async Task<long> CopyReadingsAsync(
+        NpgsqlConnection connection, string copySql, CopyTarget target, IReadOnlyList<Reading> readings, ReadingOrder order, CancellationToken cancellationToken)
+    {
+        await using var importer = await connection.BeginBinaryImportAsync(copySql, cancellationToken);
+        importer.Timeout = _copyTimeout;
+        bool hasId = target.HasId;
+        int valueCount = target.ValueCount;
+        bool valuesNullable = target.ValuesNullable;
+        var ids = order.Ids;
+        for (int position = 0; position < order.Count; position++)
+        {
+            int index = order.IndexAt(position);
+            Reading reading = readings[index];
+            await importer.StartRowAsync(cancellationToken);
+            if (hasId)
+            {
+                await importer.WriteAsync(ids[index], NpgsqlDbType.Uuid, cancellationToken);
+            }
+
+            await importer.WriteAsync(reading.DeviceId, NpgsqlDbType.Integer, cancellationToken);
+            await importer.WriteAsync(reading.Channel, NpgsqlDbType.Integer, cancellationToken);
+            await importer.WriteAsync(reading.Timestamp, NpgsqlDbType.TimestampTz, cancellationToken);
+            for (int v = 0; v < valueCount; v++)
+            {
+                double? value = ReadingTables.Value(reading, v);
+                if (value.HasValue)
+                {
+                    await importer.WriteAsync(value.GetValueOrDefault(), NpgsqlDbType.Double, cancellationToken);
+                }
+                else if (valuesNullable)
+                {
+                    await importer.WriteNullAsync(cancellationToken);
+                }
+                else
+                {
+                    throw MissingValue(reading, v);
+                }
+            }
+
+            await importer.WriteAsync(reading.ReceivedAt, NpgsqlDbType.TimestampTz, cancellationToken);
+        }
+
+        return checked((long)await importer.CompleteAsync(cancellationToken));
+    }
+
+    private static ArgumentException MissingValue(in Reading reading, int index) => new(
+        $"A {ReadingTables.KindName(reading.Kind)} reading needs {ReadingTables.ValueColumns(reading.Kind)[index]} " +
+        $"(device {reading.DeviceId}, channel {reading.Channel}, {reading.Timestamp:O}); the batch is not written.",
+        nameof(reading));
+
+    private async Task CopyDeadLettersAsync(NpgsqlConnection connection, List<DeadLetter> deadLetters, CancellationToken cancellationToken)
+    {
+        await using var importer = await connection.BeginBinaryImportAsync(_deadLetters.CopySql, cancellationToken);
+        importer.Timeout = _copyTimeout;
+        foreach (var letter in deadLetters)
+        {
+            await importer.StartRowAsync(cancellationToken);
+            await importer.WriteAsync(letter.ReceivedAt, NpgsqlDbType.TimestampTz, cancellationToken);
+            await importer.WriteAsync(letter.Topic, NpgsqlDbType.Text, cancellationToken);
+            if (letter.ClientId is null)
+            {
+                await importer.WriteNullAsync(cancellationToken);
+            }
+            else
+            {
+                await importer.WriteAsync(letter.ClientId, NpgsqlDbType.Text, cancellationToken);
+            }
+
+            await importer.WriteAsync(letter.Reason, NpgsqlDbType.Text, cancellationToken);
+            await importer.WriteAsync(letter.Detail, NpgsqlDbType.Text, cancellationToken);
+            await importer.WriteAsync(letter.Payload, NpgsqlDbType.Text, cancellationToken);
+        }
+
+        await importer.CompleteAsync(cancellationToken);
+    }
+
+    public async Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand($"SELECT count(*) FROM {ReadingTables.TableName(kind, KeyStrategy, tier)}", connection);
+        return (long)(await command.ExecuteScalarAsync(cancellationToken))!;
+    }
+
+    public async Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken)
+    {
+        var valueColumns = ReadingTables.ValueColumns(kind);
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand(
+            $"SELECT device_id, channel, ts, {string.Join(", ", valueColumns)}, received_at " +
+            $"FROM {ReadingTables.TableName(kind, KeyStrategy, tier)} WHERE device_id = @device_id ORDER BY ts, channel",
+            connection);
+        command.Parameters.AddWithValue("device_id", deviceId);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var readings = new List<Reading>();
+        var values = new double?[4];
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            for (int i = 0; i < valueColumns.Count; i++)
+            {
+                values[i] = await reader.IsDBNullAsync(3 + i, cancellationToken) ? null : reader.GetDouble(3 + i);
+            }
+
+            readings.Add(new Reading(
+                kind,
+                reader.GetInt32(0),
+                reader.GetInt32(1),
+                reader.GetDateTime(2),
+                reader.GetDateTime(3 + valueColumns.Count),
+                values[0],
+                values[1],
+                values[2],
+                values[3]));
+        }
+
+        return readings;
+    }
+
+    public async Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(limit);
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand(
+            $"SELECT received_at, topic, client_id, reason, detail, payload FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT @limit",
+            connection);
+        command.Parameters.AddWithValue("limit", limit);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var letters = new List<DeadLetter>();
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            letters.Add(new DeadLetter(
+                reader.GetDateTime(0),
+                reader.GetString(1),
+                await reader.IsDBNullAsync(2, cancellationToken) ? null : reader.GetString(2),
+                reader.GetString(3),
+                reader.GetString(4),
+                reader.GetString(5)));
+        }
+
+        return letters;
+    }
+
+    public async Task PingAsync(CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await ExecuteAsync(connection, "SELECT 1", cancellationToken);
+    }
+
+    /// <summary>
+    /// Worth retrying: what Npgsql calls transient (lost connections, timeouts), serialization failures (40001),
+    /// deadlocks (40P01), a server shutting down or starting (57P01, 57P03), too many connections (53300) and every
+    /// connection exception (class 08); and the network errors underneath.
+    /// </summary>
+    public bool IsTransient(Exception exception)
+    {
+        for (var current = exception; current is not null; current = current.InnerException)
+        {
+            switch (current)
+            {
+                case PostgresException postgres when postgres.IsTransient
+                                                     || postgres.SqlState is PostgresErrorCodes.SerializationFailure
+                                                         or PostgresErrorCodes.DeadlockDetected
+                                                         or PostgresErrorCodes.AdminShutdown
+                                                         or PostgresErrorCodes.CannotConnectNow
+                                                         or PostgresErrorCodes.TooManyConnections
+                                                     || postgres.SqlState.StartsWith("08", StringComparison.Ordinal):
+                case NpgsqlException { IsTransient: true } and not PostgresException:
+                case TimeoutException:
+                case IOException:
+                case SocketException:
+                    return true;
+                case OperationCanceledException:
+                    return false;
+            }
+        }
+
+        return false;
+    }
+
+    public ValueTask DisposeAsync() => _dataSource.DisposeAsync();
+
+    private static async Task<int> ExecuteAsync(NpgsqlConnection connection, string sql, CancellationToken cancellationToken)
+    {
+        await using var command = new NpgsqlCommand(sql, connection);
+        return await command.ExecuteNonQueryAsync(cancellationToken);
+    }
+
+    /// <summary>The statements of one table's COPY and its staging path, built once.</summary>
+    private sealed class CopyTarget
+    {
+        private CopyTarget(string table, IReadOnlyList<string> columns, bool hasId, int valueCount, bool valuesNullable)
+        {
+            Table = table;
+            HasId = hasId;
+            ValueCount = valueCount;
+            ValuesNullable = valuesNullable;
+            string list = string.Join(", ", columns);
+            string stage = "saito_stage_" + table;
+            CopySql = $"COPY {table} ({list}) FROM STDIN (FORMAT BINARY)";
+            CreateStageSql = $"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS";
+            StageCopySql = $"COPY {stage} ({list}) FROM STDIN (FORMAT BINARY)";
+            InsertFromStageSql = $"INSERT INTO {table} ({list}) SELECT {list} FROM {stage} ON CONFLICT DO NOTHING";
+        }
+
+        public string Table { get; }
+        public bool HasId { get; }
+        public int ValueCount { get; }
+        public bool ValuesNullable { get; }
+        public string CopySql { get; }
+        public string CreateStageSql { get; }
+        public string StageCopySql { get; }
+        public string InsertFromStageSql { get; }
+
+        public static CopyTarget ForReadings(ReadingKind kind, KeyStrategy keys) => new(
+            ReadingTables.TableName(kind, keys, StorageTier.Hot),
+            ReadingTables.Columns(kind, keys),
+            keys != KeyStrategy.Natural,
+            ReadingTables.ValueColumns(kind).Count,
+            kind == ReadingKind.Biosensor);
+
+        public static CopyTarget ForDeadLetters() => new(
+            ReadingTables.DeadLetterTable,
+            ["received_at", "topic", "client_id", "reason", "detail", "payload"],
+            hasId: false,
+            valueCount: 0,
+            valuesNullable: false);
+    }
+}

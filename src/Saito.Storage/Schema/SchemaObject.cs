@@ -1,0 +1,99 @@
+namespace Saito.Storage.Schema;
+
+public enum SchemaObjectKind
+{
+    Table,
+    View,
+}
+
+/// <summary>
+/// One object of a database's schema: its name, the tier that holds it, a comment for the person who reads the
+/// script, and the statement that creates it when missing (idempotent: <c>IF NOT EXISTS</c> or <c>OR REPLACE</c>).
+/// A store's <see cref="IReadingStore.EnsureSchemaAsync"/> runs <see cref="CreateSql"/> for the objects it does not
+/// find; the scripts in <c>sql/</c> are the same objects written out by <see cref="SchemaScript"/>.
+/// </summary>
+public sealed record SchemaObject(string Name, SchemaObjectKind Kind, StorageTier Tier, string Comment, string CreateSql);
+
+/// <summary>Writes schema objects out as a commented SQL script (the files in <c>sql/</c>).</summary>
+public static class SchemaScript
+{
+    /// <summary>
+    /// The script: <paramref name="header"/> as comment lines, the <paramref name="preamble"/> statements, then
+    /// every object under its comment, each statement ended with a semicolon. Line ends are <c>\n</c>. When the
+    /// objects are of both tiers, each run of one tier starts with a section comment naming it.
+    /// </summary>
+    public static string Render(string header, IEnumerable<string> preamble, IEnumerable<SchemaObject> objects)
+    {
+        ArgumentNullException.ThrowIfNull(header);
+        ArgumentNullException.ThrowIfNull(preamble);
+        ArgumentNullException.ThrowIfNull(objects);
+        var script = new System.Text.StringBuilder();
+        AppendComment(script, header);
+        foreach (string statement in preamble)
+        {
+            script.Append('\n').Append(statement).Append(";\n");
+        }
+
+        var list = objects.ToList();
+        bool sections = list.Select(o => o.Tier).Distinct().Count() > 1;
+        StorageTier? tier = null;
+        foreach (var schemaObject in list)
+        {
+            if (sections && schemaObject.Tier != tier)
+            {
+                tier = schemaObject.Tier;
+                string title = tier == StorageTier.Hot ? "Hot tier (fast storage)" : "Archive tier (slow storage)";
+                script.Append('\n').Append("-- ").Append(new string('=', 20)).Append(' ').Append(title).Append(' ').Append(new string('=', 20)).Append('\n');
+            }
+
+            script.Append('\n');
+            AppendComment(script, schemaObject.Comment);
+            script.Append(schemaObject.CreateSql).Append(";\n");
+        }
+
+        return script.ToString();
+    }
+
+    private static void AppendComment(System.Text.StringBuilder script, string comment)
+    {
+        foreach (string line in comment.Split('\n'))
+        {
+            script.Append(line.Length == 0 ? "--" : "-- ").Append(line).Append('\n');
+        }
+    }
+
+    /// <summary>Column definitions aligned in columns: name, type, then the rest, joined with ",\n" and indented.</summary>
+    public static string Columns(IReadOnlyList<(string Name, string Type, string Constraints)> columns)
+    {
+        ArgumentNullException.ThrowIfNull(columns);
+        int nameWidth = 0;
+        int typeWidth = 0;
+        foreach (var (name, type, _) in columns)
+        {
+            nameWidth = Math.Max(nameWidth, name.Length);
+            typeWidth = Math.Max(typeWidth, type.Length);
+        }
+
+        var lines = new List<string>(columns.Count);
+        foreach (var (name, type, constraints) in columns)
+        {
+            string line = "    " + name.PadRight(nameWidth) + " " + (constraints.Length == 0 ? type : type.PadRight(typeWidth) + " " + constraints);
+            lines.Add(line);
+        }
+
+        return string.Join(",\n", lines);
+    }
+
+    /// <summary>Every key strategy, in the order the scripts list their tables.</summary>
+    public static IReadOnlyList<Keys.KeyStrategy> KeyStrategies { get; } =
+        [Keys.KeyStrategy.Natural, Keys.KeyStrategy.Guid, Keys.KeyStrategy.SequentialGuid];
+
+    /// <summary>The configuration spelling of a key strategy: natural, guid, sequential-guid.</summary>
+    public static string KeyStrategyName(Keys.KeyStrategy keys) => keys switch
+    {
+        Keys.KeyStrategy.Natural => "natural",
+        Keys.KeyStrategy.Guid => "guid",
+        Keys.KeyStrategy.SequentialGuid => "sequential-guid",
+        _ => throw new ArgumentOutOfRangeException(nameof(keys), keys, null),
+    };
+}

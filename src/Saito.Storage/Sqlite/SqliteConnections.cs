@@ -1,0 +1,65 @@
+using Microsoft.Data.Sqlite;
+
+namespace Saito.Storage.Sqlite;
+
+/// <summary>Opens connections to one SQLite file with Saito's settings.</summary>
+internal sealed class SqliteConnections
+{
+    private readonly string _pragmas;
+
+    public SqliteConnections(string file, StorageOptions options)
+    {
+        File = file;
+        ConnectionString = new SqliteConnectionStringBuilder
+        {
+            DataSource = file,
+            Mode = SqliteOpenMode.ReadWriteCreate,
+            Cache = SqliteCacheMode.Private,
+            Pooling = true,
+            DefaultTimeout = options.CommandTimeoutSeconds,
+        }.ToString();
+        // busy_timeout: SQLite itself waits (with short sleeps) for another connection's lock, e.g. the archiver's
+        // or a person's sqlite3, instead of failing with SQLITE_BUSY. synchronous is per connection, not per file.
+        _pragmas = $"PRAGMA busy_timeout = {checked(options.CommandTimeoutSeconds * 1000)}; PRAGMA synchronous = {Synchronous(options)};";
+    }
+
+    public string File { get; }
+
+    public string ConnectionString { get; }
+
+    public static string Synchronous(StorageOptions options) => options.Sqlite.Synchronous == SqliteSynchronous.Normal ? "NORMAL" : "FULL";
+
+    /// <summary>Synchronous open: SQLite's "async" methods run synchronously anyway.</summary>
+    public SqliteConnection Open()
+    {
+        var connection = new SqliteConnection(ConnectionString);
+        try
+        {
+            connection.Open();
+            using var command = connection.CreateCommand();
+            command.CommandText = _pragmas;
+            command.ExecuteNonQuery();
+            return connection;
+        }
+        catch
+        {
+            connection.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>Sets WAL journaling (a property of the file, kept once set) and returns the journal mode in force.</summary>
+    public static string UseWal(SqliteConnection connection)
+    {
+        using var command = connection.CreateCommand();
+        command.CommandText = "PRAGMA journal_mode = WAL";
+        return Convert.ToString(command.ExecuteScalar(), System.Globalization.CultureInfo.InvariantCulture) ?? string.Empty;
+    }
+
+    /// <summary>Closes the pooled connections to this file (so the file can be moved or deleted).</summary>
+    public void ClearPool()
+    {
+        using var connection = new SqliteConnection(ConnectionString);
+        SqliteConnection.ClearPool(connection);
+    }
+}

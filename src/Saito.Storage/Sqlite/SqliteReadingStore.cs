@@ -1,0 +1,380 @@
+using Microsoft.Data.Sqlite;
+using Microsoft.Extensions.Logging;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+using Saito.Storage.Schema;
+
+namespace Saito.Storage.Sqlite;
+
+/// <summary>
+/// Readings in two SQLite files: <c>saito-hot.db</c> in <see cref="StorageOptions.HotPath"/> and
+/// <c>saito-archive.db</c> in <see cref="StorageOptions.ArchivePath"/> (<see cref="SqliteSchema"/>), WAL journaling.
+/// <para>
+/// SQLite admits one writer at a time, so this store writes through one connection with prepared statements
+/// (<see cref="SqliteWriter"/>) and lets one caller at a time use it: concurrent <see cref="WriteAsync"/> and
+/// <see cref="RegisterDeviceAsync"/> calls queue here rather than spin on SQLITE_BUSY. Another process holding
+/// the file (the archiver, a person's <c>sqlite3</c>) is waited for by the busy timeout. Reads open their own
+/// pooled connections; WAL lets them run beside the writer.
+/// </para>
+/// SQLite's API is synchronous: the async methods do their work on the calling thread.
+/// </summary>
+public sealed class SqliteReadingStore : IReadingStore
+{
+    private readonly StorageOptions _options;
+    private readonly ILogger<SqliteReadingStore> _logger;
+    private readonly SqliteConnections _hot;
+    private readonly SqliteConnections _archive;
+    private readonly string _synchronous;
+    private readonly SemaphoreSlim _writeLock = new(1, 1);
+    private SqliteWriter? _writer;
+    private bool _disposed;
+
+    public SqliteReadingStore(StorageOptions options, ILogger<SqliteReadingStore> logger)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(logger);
+        _options = options;
+        _logger = logger;
+        _hot = new SqliteConnections(Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)), options);
+        _archive = new SqliteConnections(Path.GetFullPath(Path.Combine(options.ArchivePath, SqliteSchema.ArchiveFileName)), options);
+        _synchronous = SqliteConnections.Synchronous(options);
+    }
+
+    public StorageProvider Provider => StorageProvider.Sqlite;
+
+    public KeyStrategy KeyStrategy => _options.KeyStrategy;
+
+    /// <summary>The hot-tier database file.</summary>
+    public string HotFile => _hot.File;
+
+    /// <summary>The archive-tier database file.</summary>
+    public string ArchiveFile => _archive.File;
+
+    public string Describe() =>
+        $"SQLite hot {_hot.File}, archive {_archive.File} (keys {SchemaScript.KeyStrategyName(KeyStrategy)}, " +
+        $"synchronous {_synchronous})";
+
+    public Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken) => Task.FromResult(EnsureSchema(cancellationToken));
+
+    private SchemaReport EnsureSchema(CancellationToken cancellationToken)
+    {
+        var created = new List<string>();
+        var existing = new List<string>();
+        foreach (var (tier, connections) in new[] { (StorageTier.Hot, _hot), (StorageTier.Archive, _archive) })
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            string fileEntry = "file " + connections.File;
+            if (File.Exists(connections.File))
+            {
+                existing.Add(fileEntry);
+            }
+            else
+            {
+                Directory.CreateDirectory(Path.GetDirectoryName(connections.File)!);
+                created.Add(fileEntry);
+            }
+
+            using var connection = connections.Open();
+            string journalMode = SqliteConnections.UseWal(connection);
+            if (!string.Equals(journalMode, "wal", StringComparison.OrdinalIgnoreCase))
+            {
+                SqliteLog.NotWal(_logger, connections.File, journalMode);
+            }
+
+            var createdHere = new List<string>();
+            using (var transaction = connection.BeginTransaction(deferred: false))
+            {
+                // Read under the write lock, so that of two processes starting at once only one creates (and says so).
+                var names = ExistingNames(connection, transaction);
+                foreach (var schemaObject in SqliteSchema.Objects(tier))
+                {
+                    if (names.Contains(schemaObject.Name))
+                    {
+                        existing.Add(schemaObject.Name);
+                        continue;
+                    }
+
+                    using var command = connection.CreateCommand();
+                    command.Transaction = transaction;
+                    command.CommandText = schemaObject.CreateSql;
+                    command.ExecuteNonQuery();
+                    createdHere.Add(schemaObject.Name);
+                }
+
+                transaction.Commit();
+            }
+
+            if (createdHere.Count > 0)
+            {
+                string createdNames = string.Join(", ", createdHere);
+                SqliteLog.SchemaCreated(_logger, createdNames, connections.File);
+            }
+
+            created.AddRange(createdHere);
+        }
+
+        return new SchemaReport(created, existing);
+    }
+
+    private static HashSet<string> ExistingNames(SqliteConnection connection, SqliteTransaction transaction)
+    {
+        using var command = connection.CreateCommand();
+        command.Transaction = transaction;
+        command.CommandText = "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')";
+        using var reader = command.ExecuteReader();
+        var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        while (reader.Read())
+        {
+            names.Add(reader.GetString(0));
+        }
+
+        return names;
+    }
+
+    public Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return Task.FromResult<IReadOnlyDictionary<string, int>>(LoadDevices());
+    }
+
+    private Dictionary<string, int> LoadDevices()
+    {
+        using var connection = _hot.Open();
+        using var command = connection.CreateCommand();
+        command.CommandText = $"SELECT serial, id FROM {ReadingTables.DeviceTable}";
+        using var reader = command.ExecuteReader();
+        var devices = new Dictionary<string, int>(StringComparer.Ordinal);
+        while (reader.Read())
+        {
+            devices[reader.GetString(0)] = reader.GetInt32(1);
+        }
+
+        return devices;
+    }
+
+    public async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(serial);
+        await _writeLock.WaitAsync(cancellationToken);
+        try
+        {
+            var writer = Writer();
+            try
+            {
+                return writer.RegisterDevice(serial, announcement, DateTime.UtcNow);
+            }
+            catch (Exception exception)
+            {
+                DiscardWriter(writer, exception);
+                throw;
+            }
+        }
+        finally
+        {
+            _writeLock.Release();
+        }
+    }
+
+    public async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        if (batch.IsEmpty)
+        {
+            return default;
+        }
+
+        await _writeLock.WaitAsync(cancellationToken);
+        try
+        {
+            var writer = Writer();
+            try
+            {
+                return writer.Write(batch, cancellationToken);
+            }
+            catch (Exception exception)
+            {
+                DiscardWriter(writer, exception);
+                throw;
+            }
+        }
+        finally
+        {
+            _writeLock.Release();
+        }
+    }
+
+    /// <summary>The writer connection, opened on first use (under <see cref="_writeLock"/>).</summary>
+    private SqliteWriter Writer()
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        if (_writer is null)
+        {
+            var connection = _hot.Open();
+            try
+            {
+                SqliteConnections.UseWal(connection);
+                _writer = new SqliteWriter(connection, KeyStrategy);
+            }
+            catch
+            {
+                connection.Dispose();
+                throw;
+            }
+
+            SqliteLog.WriterOpened(_logger, _hot.File, _synchronous);
+        }
+
+        return _writer;
+    }
+
+    // After a failure the transaction has rolled back; a fresh connection next time is the simple way to be
+    // sure no statement is left mid-step. Failures are rare, so the cost of preparing again does not matter.
+    private void DiscardWriter(SqliteWriter writer, Exception exception)
+    {
+        if (exception is not OperationCanceledException)
+        {
+            SqliteLog.WriterDiscarded(_logger, exception);
+        }
+
+        _writer = null;
+        writer.Dispose();
+    }
+
+    public Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return Task.FromResult(Count(kind, tier));
+    }
+
+    private long Count(ReadingKind kind, StorageTier tier)
+    {
+        using var connection = Connections(tier).Open();
+        using var command = connection.CreateCommand();
+        command.CommandText = $"SELECT count(*) FROM {ReadingTables.TableName(kind, KeyStrategy, tier)}";
+        return (long)command.ExecuteScalar()!;
+    }
+
+    public Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return Task.FromResult<IReadOnlyList<Reading>>(Read(kind, tier, deviceId));
+    }
+
+    private List<Reading> Read(ReadingKind kind, StorageTier tier, int deviceId)
+    {
+        var valueColumns = ReadingTables.ValueColumns(kind);
+        using var connection = Connections(tier).Open();
+        using var command = connection.CreateCommand();
+        command.CommandText =
+            $"SELECT device_id, channel, ts, {string.Join(", ", valueColumns)}, received_at " +
+            $"FROM {ReadingTables.TableName(kind, KeyStrategy, tier)} WHERE device_id = $device_id ORDER BY ts, channel";
+        command.Parameters.AddWithValue("$device_id", deviceId);
+        using var reader = command.ExecuteReader();
+        var readings = new List<Reading>();
+        var values = new double?[4];
+        while (reader.Read())
+        {
+            for (int i = 0; i < valueColumns.Count; i++)
+            {
+                values[i] = reader.IsDBNull(3 + i) ? null : reader.GetDouble(3 + i);
+            }
+
+            readings.Add(new Reading(
+                kind,
+                reader.GetInt32(0),
+                reader.GetInt32(1),
+                ReadingTime.FromUnixMicroseconds(reader.GetInt64(2)),
+                ReadingTime.FromUnixMicroseconds(reader.GetInt64(3 + valueColumns.Count)),
+                values[0],
+                values[1],
+                values[2],
+                values[3]));
+        }
+
+        return readings;
+    }
+
+    public Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(limit);
+        cancellationToken.ThrowIfCancellationRequested();
+        return Task.FromResult<IReadOnlyList<DeadLetter>>(ReadDeadLetters(limit));
+    }
+
+    private List<DeadLetter> ReadDeadLetters(int limit)
+    {
+        using var connection = _hot.Open();
+        using var command = connection.CreateCommand();
+        command.CommandText =
+            $"SELECT received_at, topic, client_id, reason, detail, payload FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT $limit";
+        command.Parameters.AddWithValue("$limit", limit);
+        using var reader = command.ExecuteReader();
+        var letters = new List<DeadLetter>();
+        while (reader.Read())
+        {
+            letters.Add(new DeadLetter(
+                ReadingTime.FromUnixMicroseconds(reader.GetInt64(0)),
+                reader.GetString(1),
+                reader.IsDBNull(2) ? null : reader.GetString(2),
+                reader.GetString(3),
+                reader.GetString(4),
+                reader.GetString(5)));
+        }
+
+        return letters;
+    }
+
+    public Task PingAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        Ping();
+        return Task.CompletedTask;
+    }
+
+    private void Ping()
+    {
+        using var connection = _hot.Open();
+        using var command = connection.CreateCommand();
+        command.CommandText = "SELECT 1";
+        command.ExecuteScalar();
+    }
+
+    /// <summary>Busy or locked (another connection held the file past the busy timeout), or an I/O hiccup.</summary>
+    public bool IsTransient(Exception exception) => exception switch
+    {
+        SqliteException sqlite => sqlite.SqliteErrorCode is SQLitePCL.raw.SQLITE_BUSY or SQLitePCL.raw.SQLITE_LOCKED,
+        TimeoutException or IOException => true,
+        _ => false,
+    };
+
+    private SqliteConnections Connections(StorageTier tier) => tier switch
+    {
+        StorageTier.Hot => _hot,
+        StorageTier.Archive => _archive,
+        _ => throw new ArgumentOutOfRangeException(nameof(tier), tier, null),
+    };
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+
+        await _writeLock.WaitAsync();
+        try
+        {
+            _disposed = true;
+            _writer?.Dispose();
+            _writer = null;
+            _hot.ClearPool();
+            _archive.ClearPool();
+        }
+        finally
+        {
+            _writeLock.Release();
+        }
+
+        _writeLock.Dispose();
+    }
+}

@@ -1,0 +1,256 @@
+using Microsoft.Data.Sqlite;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+using Saito.Storage.Schema;
+
+namespace Saito.Storage.Sqlite;
+
+/// <summary>
+/// The one connection that writes to the hot file, with its prepared statements: an <c>INSERT OR IGNORE</c> per
+/// reading kind, the dead-letter insert and the registry upsert. Parameters are created once; a row only sets
+/// their values. Not thread-safe: <see cref="SqliteReadingStore"/> lets one caller at a time use it.
+/// </summary>
+internal sealed class SqliteWriter : IDisposable
+{
+    private const int CancellationCheckInterval = 1024;
+
+    private readonly SqliteConnection _connection;
+    private readonly ReadingInsert[] _inserts;
+    private readonly SqliteCommand _deadLetter;
+    private readonly SqliteParameter[] _deadLetterParameters;
+    private readonly SqliteCommand _deviceLookup;
+    private readonly SqliteCommand _deviceUpsert;
+
+    public SqliteWriter(SqliteConnection connection, KeyStrategy keys)
+    {
+        _connection = connection;
+        _inserts = new ReadingInsert[ReadingTables.Kinds.Count];
+        foreach (var kind in ReadingTables.Kinds)
+        {
+            _inserts[(int)kind] = new ReadingInsert(connection, kind, keys);
+        }
+
+        _deadLetter = connection.CreateCommand();
+        _deadLetter.CommandText =
+            $"INSERT INTO {ReadingTables.DeadLetterTable} (received_at, topic, client_id, reason, detail, payload) " +
+            "VALUES ($received_at, $topic, $client_id, $reason, $detail, $payload)";
+        _deadLetterParameters =
+        [
+            _deadLetter.Parameters.Add("$received_at", SqliteType.Integer),
+            _deadLetter.Parameters.Add("$topic", SqliteType.Text),
+            _deadLetter.Parameters.Add("$client_id", SqliteType.Text),
+            _deadLetter.Parameters.Add("$reason", SqliteType.Text),
+            _deadLetter.Parameters.Add("$detail", SqliteType.Text),
+            _deadLetter.Parameters.Add("$payload", SqliteType.Text),
+        ];
+        _deadLetter.Prepare();
+
+        _deviceLookup = connection.CreateCommand();
+        _deviceLookup.CommandText = $"SELECT id FROM {ReadingTables.DeviceTable} WHERE serial = $serial";
+        _deviceLookup.Parameters.Add("$serial", SqliteType.Text);
+        _deviceLookup.Prepare();
+
+        // A hello records what the device says; what it leaves out keeps its earlier value.
+        _deviceUpsert = connection.CreateCommand();
+        _deviceUpsert.CommandText =
+            $"""
+             INSERT INTO {ReadingTables.DeviceTable} (serial, kind, channels, firmware, hub, first_seen, last_hello)
+             VALUES ($serial, $kind, $channels, $firmware, $hub, $now, $last_hello)
+             ON CONFLICT (serial) DO UPDATE SET
+                 kind = coalesce(excluded.kind, kind),
+                 channels = coalesce(excluded.channels, channels),
+                 firmware = coalesce(excluded.firmware, firmware),
+                 hub = coalesce(excluded.hub, hub),
+                 last_hello = coalesce(excluded.last_hello, last_hello)
+             RETURNING id
+             """;
+        _deviceUpsert.Parameters.Add("$serial", SqliteType.Text);
+        _deviceUpsert.Parameters.Add("$kind", SqliteType.Text);
+        _deviceUpsert.Parameters.Add("$channels", SqliteType.Integer);
+        _deviceUpsert.Parameters.Add("$firmware", SqliteType.Text);
+        _deviceUpsert.Parameters.Add("$hub", SqliteType.Text);
+        _deviceUpsert.Parameters.Add("$now", SqliteType.Integer);
+        _deviceUpsert.Parameters.Add("$last_hello", SqliteType.Integer);
+        _deviceUpsert.Prepare();
+    }
+
+    /// <summary>The batch in one <c>BEGIN IMMEDIATE</c> transaction; rolled back if anything fails or is cancelled.</summary>
+    public BatchWriteResult Write(ReadingBatch batch, CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        using var transaction = _connection.BeginTransaction(deferred: false);
+        long sent = 0;
+        long inserted = 0;
+        foreach (var kind in ReadingTables.Kinds)
+        {
+            var readings = batch.Of(kind);
+            if (readings.Count == 0)
+            {
+                continue;
+            }
+
+            var insert = _inserts[(int)kind];
+            insert.Command.Transaction = transaction;
+            using var order = ReadingOrder.ByteOrdered(readings, insert.Keys, StorageProvider.Sqlite);
+            for (int position = 0; position < order.Count; position++)
+            {
+                if (position % CancellationCheckInterval == 0)
+                {
+                    cancellationToken.ThrowIfCancellationRequested();
+                }
+
+                int index = order.IndexAt(position);
+                inserted += insert.Execute(readings[index], order.Ids[index]);
+            }
+
+            sent += readings.Count;
+        }
+
+        var deadLetters = batch.DeadLetters;
+        if (deadLetters.Count > 0)
+        {
+            _deadLetter.Transaction = transaction;
+            var p = _deadLetterParameters;
+            for (int i = 0; i < deadLetters.Count; i++)
+            {
+                var letter = deadLetters[i];
+                p[0].Value = ReadingTime.ToUnixMicroseconds(letter.ReceivedAt);
+                p[1].Value = letter.Topic;
+                p[2].Value = (object?)letter.ClientId ?? DBNull.Value;
+                p[3].Value = letter.Reason;
+                p[4].Value = letter.Detail;
+                p[5].Value = letter.Payload;
+                _deadLetter.ExecuteNonQuery();
+            }
+        }
+
+        cancellationToken.ThrowIfCancellationRequested();
+        transaction.Commit();
+        return new BatchWriteResult(inserted, sent - inserted, deadLetters.Count);
+    }
+
+    public int RegisterDevice(string serial, DeviceAnnouncement? announcement, DateTime now)
+    {
+        if (announcement is null)
+        {
+            _deviceLookup.Parameters[0].Value = serial;
+            if (_deviceLookup.ExecuteScalar() is long known)
+            {
+                return checked((int)known);
+            }
+        }
+
+        var p = _deviceUpsert.Parameters;
+        p[0].Value = serial;
+        p[1].Value = (object?)announcement?.Kind ?? DBNull.Value;
+        p[2].Value = (object?)announcement?.Channels ?? DBNull.Value;
+        p[3].Value = (object?)announcement?.Firmware ?? DBNull.Value;
+        p[4].Value = (object?)announcement?.Hub ?? DBNull.Value;
+        long micros = ReadingTime.ToUnixMicroseconds(ReadingTime.Truncate(now));
+        p[5].Value = micros;
+        p[6].Value = announcement is null ? DBNull.Value : micros;
+        return checked((int)(long)_deviceUpsert.ExecuteScalar()!);
+    }
+
+    public void Dispose()
+    {
+        foreach (var insert in _inserts)
+        {
+            insert.Dispose();
+        }
+
+        _deadLetter.Dispose();
+        _deviceLookup.Dispose();
+        _deviceUpsert.Dispose();
+        _connection.Dispose();
+    }
+
+    /// <summary>The prepared <c>INSERT OR IGNORE</c> of one kind into its hot table.</summary>
+    private sealed class ReadingInsert : IDisposable
+    {
+        private readonly SqliteParameter? _id;
+        private readonly SqliteParameter _deviceId;
+        private readonly SqliteParameter _channel;
+        private readonly SqliteParameter _ts;
+        private readonly SqliteParameter[] _values;
+        private readonly SqliteParameter _receivedAt;
+        private readonly bool _valuesNullable;
+
+        // SQLite copies a bound blob (SQLITE_TRANSIENT), so one buffer serves every row.
+        private readonly byte[] _idBytes = new byte[16];
+
+        public ReadingInsert(SqliteConnection connection, ReadingKind kind, KeyStrategy keys)
+        {
+            Keys = keys;
+            _valuesNullable = kind == ReadingKind.Biosensor;
+            var columns = ReadingTables.Columns(kind, keys);
+            Command = connection.CreateCommand();
+            Command.CommandText =
+                $"INSERT OR IGNORE INTO {ReadingTables.TableName(kind, keys, StorageTier.Hot)} ({string.Join(", ", columns)}) " +
+                $"VALUES ({string.Join(", ", columns.Select(column => "$" + column))})";
+            if (keys != KeyStrategy.Natural)
+            {
+                _id = Command.Parameters.Add("$id", SqliteType.Blob);
+            }
+
+            _deviceId = Command.Parameters.Add("$device_id", SqliteType.Integer);
+            _channel = Command.Parameters.Add("$channel", SqliteType.Integer);
+            _ts = Command.Parameters.Add("$ts", SqliteType.Integer);
+            var valueColumns = ReadingTables.ValueColumns(kind);
+            _values = new SqliteParameter[valueColumns.Count];
+            for (int i = 0; i < _values.Length; i++)
+            {
+                _values[i] = Command.Parameters.Add("$" + valueColumns[i], SqliteType.Real);
+            }
+
+            _receivedAt = Command.Parameters.Add("$received_at", SqliteType.Integer);
+            Command.Prepare();
+        }
+
+        public SqliteCommand Command { get; }
+
+        public KeyStrategy Keys { get; }
+
+        /// <summary>1 when the row went in, 0 when a row with its key was already there.</summary>
+        public int Execute(in Reading reading, Guid id)
+        {
+            if (_id is not null)
+            {
+                id.TryWriteBytes(_idBytes, bigEndian: true, out _);
+                _id.Value = _idBytes;
+            }
+
+            _deviceId.Value = reading.DeviceId;
+            _channel.Value = reading.Channel;
+            _ts.Value = ReadingTime.ToUnixMicroseconds(reading.Timestamp);
+            var values = _values;
+            for (int i = 0; i < values.Length; i++)
+            {
+                double? value = ReadingTables.Value(reading, i);
+                if (value.HasValue)
+                {
+                    values[i].Value = value.GetValueOrDefault();
+                }
+                else if (_valuesNullable)
+                {
+                    values[i].Value = DBNull.Value;
+                }
+                else
+                {
+                    // INSERT OR IGNORE would skip the row silently (and count it a duplicate): refuse it instead.
+                    throw MissingValue(reading, i);
+                }
+            }
+
+            _receivedAt.Value = ReadingTime.ToUnixMicroseconds(reading.ReceivedAt);
+            return Command.ExecuteNonQuery();
+        }
+
+        public void Dispose() => Command.Dispose();
+
+        private static ArgumentException MissingValue(in Reading reading, int index) => new(
+            $"A {ReadingTables.KindName(reading.Kind)} reading needs {ReadingTables.ValueColumns(reading.Kind)[index]} " +
+            $"(device {reading.DeviceId}, channel {reading.Channel}, {reading.Timestamp:O}); the batch is not written.",
+            nameof(reading));
+    }
+}

@@ -1,0 +1,194 @@
+using Microsoft.Extensions.Options;
+using Saito.Storage.Keys;
+
+namespace Saito.Storage;
+
+/// <summary>The <c>Storage</c> section: which database, where its tiers are, how tables are keyed, how writes are batched.</summary>
+public sealed class StorageOptions
+{
+    public const string SectionName = "Storage";
+
+    /// <summary><c>sqlite</c> (default, no setup), <c>postgres</c> or <c>sqlserver</c>.</summary>
+    public StorageProvider Provider { get; set; } = StorageProvider.Sqlite;
+
+    /// <summary>For PostgreSQL and SQL Server. SQLite needs none: it uses <see cref="HotPath"/> and <see cref="ArchivePath"/>.</summary>
+    public string? ConnectionString { get; set; }
+
+    /// <summary>SQLite: folder of the hot-tier database file (<c>saito-hot.db</c>), on fast storage.</summary>
+    public string HotPath { get; set; } = "data/hot";
+
+    /// <summary>SQLite: folder of the archive-tier database file (<c>saito-archive.db</c>), on slow storage.</summary>
+    public string ArchivePath { get; set; } = "data/archive";
+
+    /// <summary><c>natural</c> (default), <c>guid</c> or <c>sequential-guid</c>.</summary>
+    public KeyStrategy KeyStrategy { get; set; } = KeyStrategy.Natural;
+
+    /// <summary>Writer threads; unset means the database's default (<see cref="EffectiveWriters"/>).</summary>
+    public int? Writers { get; set; }
+
+    /// <summary>A batch is committed when it holds this many readings...</summary>
+    public int BatchSize { get; set; } = 5000;
+
+    /// <summary>... or when its oldest reading has waited this long, whichever comes first.</summary>
+    public int BatchAgeMilliseconds { get; set; } = 20;
+
+    /// <summary>Readings waiting for a writer, at most; past it publishers wait (their acknowledgements are held).</summary>
+    public int QueueCapacity { get; set; } = 200_000;
+
+    /// <summary>Seconds a database command may run.</summary>
+    public int CommandTimeoutSeconds { get; set; } = 60;
+
+    public SqliteStorageOptions Sqlite { get; set; } = new();
+
+    public PostgresStorageOptions Postgres { get; set; } = new();
+
+    public SqlServerStorageOptions SqlServer { get; set; } = new();
+
+    /// <summary>1 for SQLite (it admits one writer at a time), 4 for PostgreSQL and SQL Server, unless set.</summary>
+    public int EffectiveWriters => Writers ?? (Provider == StorageProvider.Sqlite ? 1 : 4);
+}
+
+[System.ComponentModel.TypeConverter(typeof(KebabCaseEnumConverter<SqliteSynchronous>))]
+public enum SqliteSynchronous
+{
+    /// <summary>Every commit is on disk before it returns: durable across a power loss (the default).</summary>
+    Full,
+
+    /// <summary>WAL with synchronous=NORMAL: durable across a crash or kill of Saito, not a power loss.</summary>
+    Normal,
+}
+
+public sealed class SqliteStorageOptions
+{
+    /// <summary>SQLite's synchronous setting (see docs/durability.md).</summary>
+    public SqliteSynchronous Synchronous { get; set; } = SqliteSynchronous.Full;
+}
+
+public sealed class PostgresStorageOptions
+{
+    /// <summary>Tablespace for hot tables (fast storage); unset means the database default.</summary>
+    public string? HotTablespace { get; set; }
+
+    /// <summary>Directory for <see cref="HotTablespace"/>: when set, Saito creates the tablespace there if it is missing (needs a superuser).</summary>
+    public string? HotTablespaceLocation { get; set; }
+
+    /// <summary>Tablespace for archive tables (slow storage); unset means the database default.</summary>
+    public string? ArchiveTablespace { get; set; }
+
+    public string? ArchiveTablespaceLocation { get; set; }
+}
+
+public sealed class SqlServerStorageOptions
+{
+    /// <summary>Filegroup for hot tables (fast storage); unset means PRIMARY.</summary>
+    public string? HotFilegroup { get; set; }
+
+    /// <summary>Folder for the hot filegroup's data file: when set, Saito adds the filegroup and file if missing.</summary>
+    public string? HotFilePath { get; set; }
+
+    /// <summary>Filegroup for archive tables (slow storage); unset means PRIMARY.</summary>
+    public string? ArchiveFilegroup { get; set; }
+
+    public string? ArchiveFilePath { get; set; }
+}
+
+public sealed class StorageOptionsValidator : IValidateOptions<StorageOptions>
+{
+    public ValidateOptionsResult Validate(string? name, StorageOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var failures = new List<string>();
+        if (!Enum.IsDefined(options.Provider))
+        {
+            failures.Add("Storage:Provider must be sqlite, postgres or sqlserver.");
+        }
+
+        if (!Enum.IsDefined(options.KeyStrategy))
+        {
+            failures.Add("Storage:KeyStrategy must be natural, guid or sequential-guid.");
+        }
+
+        if (options.Provider != StorageProvider.Sqlite && string.IsNullOrWhiteSpace(options.ConnectionString))
+        {
+            failures.Add($"Storage:ConnectionString is required for Storage:Provider={options.Provider.ToString().ToLowerInvariant()}.");
+        }
+
+        if (options.Provider == StorageProvider.Sqlite)
+        {
+            if (string.IsNullOrWhiteSpace(options.HotPath))
+            {
+                failures.Add("Storage:HotPath must name a folder for the hot-tier SQLite file.");
+            }
+
+            if (string.IsNullOrWhiteSpace(options.ArchivePath))
+            {
+                failures.Add("Storage:ArchivePath must name a folder for the archive-tier SQLite file.");
+            }
+        }
+
+        if (options.Writers is < 1 or > 256)
+        {
+            failures.Add($"Storage:Writers must be between 1 and 256 (was {options.Writers}).");
+        }
+
+        if (options.BatchSize is < 1 or > 1_000_000)
+        {
+            failures.Add($"Storage:BatchSize must be between 1 and 1,000,000 readings (was {options.BatchSize}).");
+        }
+
+        if (options.BatchAgeMilliseconds is < 0 or > 60_000)
+        {
+            failures.Add($"Storage:BatchAgeMilliseconds must be between 0 and 60,000 (was {options.BatchAgeMilliseconds}).");
+        }
+
+        if (options.QueueCapacity < options.BatchSize)
+        {
+            failures.Add($"Storage:QueueCapacity ({options.QueueCapacity}) must be at least Storage:BatchSize ({options.BatchSize}).");
+        }
+
+        if (options.CommandTimeoutSeconds is < 1 or > 3600)
+        {
+            failures.Add($"Storage:CommandTimeoutSeconds must be between 1 and 3600 (was {options.CommandTimeoutSeconds}).");
+        }
+
+        if (!string.IsNullOrEmpty(options.Postgres.HotTablespaceLocation) && string.IsNullOrEmpty(options.Postgres.HotTablespace))
+        {
+            failures.Add("Storage:Postgres:HotTablespaceLocation needs Storage:Postgres:HotTablespace (the name to create).");
+        }
+
+        if (!string.IsNullOrEmpty(options.Postgres.ArchiveTablespaceLocation) && string.IsNullOrEmpty(options.Postgres.ArchiveTablespace))
+        {
+            failures.Add("Storage:Postgres:ArchiveTablespaceLocation needs Storage:Postgres:ArchiveTablespace (the name to create).");
+        }
+
+        if (!string.IsNullOrEmpty(options.SqlServer.HotFilePath) && string.IsNullOrEmpty(options.SqlServer.HotFilegroup))
+        {
+            failures.Add("Storage:SqlServer:HotFilePath needs Storage:SqlServer:HotFilegroup (the filegroup to add the file to).");
+        }
+
+        if (!string.IsNullOrEmpty(options.SqlServer.ArchiveFilePath) && string.IsNullOrEmpty(options.SqlServer.ArchiveFilegroup))
+        {
+            failures.Add("Storage:SqlServer:ArchiveFilePath needs Storage:SqlServer:ArchiveFilegroup (the filegroup to add the file to).");
+        }
+
+        foreach (var (key, value) in new[]
+                 {
+                     ("Storage:Postgres:HotTablespace", options.Postgres.HotTablespace),
+                     ("Storage:Postgres:ArchiveTablespace", options.Postgres.ArchiveTablespace),
+                     ("Storage:SqlServer:HotFilegroup", options.SqlServer.HotFilegroup),
+                     ("Storage:SqlServer:ArchiveFilegroup", options.SqlServer.ArchiveFilegroup),
+                 })
+        {
+            if (!string.IsNullOrEmpty(value) && !IsPlainIdentifier(value))
+            {
+                failures.Add($"{key} must be a plain identifier (letters, digits, underscore; starting with a letter), was '{value}'.");
+            }
+        }
+
+        return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+    }
+
+    /// <summary>Names that go into DDL unquoted: letters, digits and underscore, a letter first, at most 63 characters.</summary>
+    public static bool IsPlainIdentifier(string value) =>
+        value.Length is > 0 and <= 63 && char.IsAsciiLetter(value[0]) && value.All(c => char.IsAsciiLetterOrDigit(c) || c == '_');
+}

@@ -1,0 +1,628 @@
+using System.Data.Common;
+using System.Diagnostics;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+
+namespace Saito.Storage.Tests.Contract;
+
+/// <summary>
+/// What every <see cref="IReadingStore"/> does, whatever the database (Wolverine-style compliance tests): a
+/// subclass per database supplies fresh storage for each test and the few checks only that database can make
+/// (where a tier lives). Every test starts from empty storage and leaves nothing another test could see.
+/// </summary>
+public abstract class ReadingStoreContractTests : IAsyncLifetime
+{
+    private readonly List<StoreTestStorage> _storages = [];
+    private readonly List<IReadingStore> _stores = [];
+
+    protected static CancellationToken Ct => TestContext.Current.CancellationToken;
+
+    /// <summary>
+    /// Empty storage for this test. <paramref name="tiered"/>: the hot and archive tiers on separate storage
+    /// where the database can (tablespaces, filegroups); SQLite always keeps them in two files.
+    /// </summary>
+    protected abstract Task<StoreTestStorage> CreateFreshStorageAsync(bool tiered);
+
+    /// <summary>The tables of each tier are where the options of <paramref name="storage"/> put them.</summary>
+    protected abstract Task AssertTablesLiveInTheirTiersAsync(StoreTestStorage storage);
+
+    /// <summary>False for a database that cannot count skipped duplicates (<see cref="BatchWriteResult.Duplicates"/> is -1).</summary>
+    protected virtual bool CountsDuplicates => true;
+
+    public static TheoryData<KeyStrategy> EveryKeyStrategy => new(KeyStrategy.Natural, KeyStrategy.Guid, KeyStrategy.SequentialGuid);
+
+    /// <summary>Every table a store creates: device, dead_letter and each kind's table under every key strategy on both tiers.</summary>
+    public static IEnumerable<string> EveryTable()
+    {
+        yield return ReadingTables.DeviceTable;
+        yield return ReadingTables.DeadLetterTable;
+        foreach (var tier in new[] { StorageTier.Hot, StorageTier.Archive })
+        {
+            foreach (var keys in new[] { KeyStrategy.Natural, KeyStrategy.Guid, KeyStrategy.SequentialGuid })
+            {
+                foreach (var kind in ReadingTables.Kinds)
+                {
+                    yield return ReadingTables.TableName(kind, keys, tier);
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- schema
+
+    [Fact]
+    public async Task Ensure_schema_on_empty_storage_creates_every_table()
+    {
+        var storage = await FreshStorageAsync();
+        var store = Track(storage.CreateStore(KeyStrategy.Natural));
+        (await storage.TableNamesAsync(Ct)).ShouldBeEmpty();
+
+        var report = await store.EnsureSchemaAsync(Ct);
+
+        var tables = await storage.TableNamesAsync(Ct);
+        foreach (string table in EveryTable())
+        {
+            tables.ShouldContain(table);
+            report.Created.ShouldContain(table);
+        }
+
+        report.Existing.ShouldBeEmpty();
+    }
+
+    [Fact]
+    public async Task Ensure_schema_a_second_time_creates_nothing()
+    {
+        var storage = await FreshStorageAsync();
+        await Track(storage.CreateStore(KeyStrategy.Natural)).EnsureSchemaAsync(Ct);
+
+        var again = await Track(storage.CreateStore(KeyStrategy.SequentialGuid)).EnsureSchemaAsync(Ct);
+
+        again.CreatedAnything.ShouldBeFalse($"created again: {string.Join(", ", again.Created)}");
+        foreach (string table in EveryTable())
+        {
+            again.Existing.ShouldContain(table);
+        }
+    }
+
+    [Fact]
+    public async Task Two_stores_ensuring_the_schema_at_once_create_each_table_once()
+    {
+        var storage = await FreshStorageAsync();
+        var one = Track(storage.CreateStore(KeyStrategy.Natural));
+        var other = Track(storage.CreateStore(KeyStrategy.Guid)); // as a second Saito process would
+
+        var reports = await Task.WhenAll(Task.Run(() => one.EnsureSchemaAsync(Ct), Ct), Task.Run(() => other.EnsureSchemaAsync(Ct), Ct));
+
+        var tables = EveryTable().ToHashSet();
+        var created = reports.SelectMany(report => report.Created).Where(tables.Contains).ToList();
+        created.ShouldBeUnique();
+        created.Count.ShouldBe(tables.Count);
+        var existing = await storage.TableNamesAsync(Ct);
+        tables.ShouldAllBe(table => existing.Contains(table));
+    }
+
+    [Fact]
+    public async Task Tables_live_in_their_configured_tiers()
+    {
+        var storage = await FreshStorageAsync(tiered: true);
+        var store = Track(storage.CreateStore(KeyStrategy.Natural));
+
+        await store.EnsureSchemaAsync(Ct);
+        await store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Pressure, 10)), Ct);
+
+        await AssertTablesLiveInTheirTiersAsync(storage);
+        (await store.CountAsync(ReadingKind.Pressure, StorageTier.Hot, Ct)).ShouldBe(10);
+        (await store.CountAsync(ReadingKind.Pressure, StorageTier.Archive, Ct)).ShouldBe(0);
+    }
+
+    // ---------------------------------------------------------------- readings
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Thousands_of_readings_of_each_kind_read_back_exactly(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        var readings = TestReadings.Kinds.SelectMany(kind => TestReadings.Of(kind, 3000)).ToList();
+
+        var result = await store.WriteAsync(TestReadings.Batch(readings), Ct);
+
+        result.Inserted.ShouldBe(readings.Count);
+        ShouldCountDuplicates(result, 0);
+        result.DeadLetters.ShouldBe(0);
+        foreach (var kind in TestReadings.Kinds)
+        {
+            var ofKind = readings.Where(r => r.Kind == kind).ToList();
+            (await store.CountAsync(kind, StorageTier.Hot, Ct)).ShouldBe(ofKind.Count);
+            (await store.CountAsync(kind, StorageTier.Archive, Ct)).ShouldBe(0);
+            foreach (int device in ofKind.Select(r => r.DeviceId).Distinct())
+            {
+                var read = await store.ReadAsync(kind, StorageTier.Hot, device, Ct);
+                ShouldBeTheSameReadings(read, TestReadings.AsRead(ofKind, device), $"{kind} of device {device}");
+            }
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Microsecond_times_and_missing_values_survive_the_round_trip(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        var ts = new DateTime(2026, 12, 31, 23, 59, 59, DateTimeKind.Utc).AddTicks(9_999_990); // .999999
+        var readings = new[]
+        {
+            Reading.Biosensor(7, 0, ts, ts.AddTicks(10), null, null, null, null),
+            Reading.Biosensor(7, 1, ts, ts.AddTicks(20), 61.5, null, 80, null),
+            Reading.Biosensor(7, 2, ts.AddTicks(-10), ts, null, 120.25, null, 36.6),
+            Reading.Biosensor(7, 3, new DateTime(1999, 1, 1, 0, 0, 0, DateTimeKind.Utc).AddTicks(10), ts, -0.5, 1e-300, 1e300, 0),
+        };
+
+        await store.WriteAsync(TestReadings.Batch(readings), Ct);
+
+        var read = await store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, 7, Ct);
+        ShouldBeTheSameReadings(read, TestReadings.AsRead(readings, 7), "biosensor of device 7");
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Duplicate_reading_in_one_batch_is_stored_once_and_counted(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        var readings = TestReadings.Kinds.SelectMany(kind => TestReadings.Of(kind, 500)).ToList();
+        var duplicates = readings.Where((_, i) => i % 10 == 3).ToList();
+        var batch = TestReadings.Batch(readings.Concat(duplicates).OrderBy(r => r.Timestamp));
+
+        var result = await store.WriteAsync(batch, Ct);
+
+        result.Inserted.ShouldBe(readings.Count);
+        ShouldCountDuplicates(result, duplicates.Count);
+        await ShouldHoldExactlyAsync(store, readings);
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Duplicate_reading_in_a_later_batch_is_stored_once_and_counted_without_failing_the_readings_beside_it(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        var first = TestReadings.Kinds.SelectMany(kind => TestReadings.Of(kind, 400)).ToList();
+        var second = TestReadings.Kinds.SelectMany(kind => TestReadings.Of(kind, 400, firstIndex: 300)).ToList(); // 100 of each kind again
+        await store.WriteAsync(TestReadings.Batch(first), Ct);
+
+        var result = await store.WriteAsync(TestReadings.Batch(second), Ct);
+
+        result.Inserted.ShouldBe(3 * 300);
+        ShouldCountDuplicates(result, 3 * 100);
+        await ShouldHoldExactlyAsync(store, first.Concat(second).Distinct());
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Same_reading_written_twice_gives_one_row(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        var reading = TestReadings.One(ReadingKind.Location, 42);
+
+        var once = await store.WriteAsync(TestReadings.Batch([reading]), Ct);
+        var twice = await store.WriteAsync(TestReadings.Batch([reading]), Ct);
+
+        once.Inserted.ShouldBe(1);
+        twice.Inserted.ShouldBe(0);
+        ShouldCountDuplicates(twice, 1);
+        (await store.CountAsync(ReadingKind.Location, StorageTier.Hot, Ct)).ShouldBe(1);
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task A_reading_with_the_key_of_a_stored_one_is_a_duplicate_and_the_first_values_stay(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        var stored = Reading.Pressure(3, 1, TestReadings.Start, TestReadings.Start, 101.3);
+        var sameKey = Reading.Pressure(3, 1, TestReadings.Start, TestReadings.Start.AddSeconds(5), 99.9);
+        await store.WriteAsync(TestReadings.Batch([stored]), Ct);
+
+        var result = await store.WriteAsync(TestReadings.Batch([sameKey]), Ct);
+
+        result.Inserted.ShouldBe(0);
+        ShouldCountDuplicates(result, 1);
+        (await store.ReadAsync(ReadingKind.Pressure, StorageTier.Hot, 3, Ct)).ShouldBe([stored]);
+    }
+
+    [Fact]
+    public async Task Readings_go_to_the_tables_of_the_configured_key_strategy_only()
+    {
+        var storage = await FreshStorageAsync();
+        var natural = Track(storage.CreateStore(KeyStrategy.Natural));
+        var guid = Track(storage.CreateStore(KeyStrategy.Guid));
+        var sequential = Track(storage.CreateStore(KeyStrategy.SequentialGuid));
+        await natural.EnsureSchemaAsync(Ct);
+
+        await guid.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Biosensor, 25)), Ct);
+
+        (await guid.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Ct)).ShouldBe(25);
+        (await natural.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Ct)).ShouldBe(0);
+        (await sequential.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Ct)).ShouldBe(0);
+    }
+
+    [Fact]
+    public async Task An_empty_batch_writes_nothing()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+
+        var result = await store.WriteAsync(new ReadingBatch(), Ct);
+
+        result.ShouldBe(default);
+        foreach (var kind in TestReadings.Kinds)
+        {
+            (await store.CountAsync(kind, StorageTier.Hot, Ct)).ShouldBe(0);
+        }
+    }
+
+    [Fact]
+    public async Task A_reading_without_a_required_value_is_refused_and_nothing_of_its_batch_is_stored()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+        var batch = TestReadings.Batch(
+            TestReadings.Of(ReadingKind.Biosensor, 100).Append(new Reading(ReadingKind.Pressure, 1, 0, TestReadings.Start, TestReadings.Start, null)),
+            [DeadLetterAt(0)]);
+
+        var failure = await Record.ExceptionAsync(() => store.WriteAsync(batch, Ct));
+
+        failure.ShouldBeOfType<ArgumentException>().Message.ShouldContain("kpa");
+        await ShouldBeEmptyAsync(store);
+    }
+
+    [Fact]
+    public async Task A_cancelled_write_leaves_nothing_behind_and_the_store_carries_on()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+        var batch = TestReadings.Batch(TestReadings.Kinds.SelectMany(kind => TestReadings.Of(kind, 100_000)), [DeadLetterAt(0)]);
+        using var cancellation = new CancellationTokenSource();
+
+        // Long enough to be well into the 300,000 rows, far too short for all of them.
+        cancellation.CancelAfter(TimeSpan.FromMilliseconds(60));
+        var failure = await Record.ExceptionAsync(() => store.WriteAsync(batch, cancellation.Token));
+
+        failure.ShouldBeAssignableTo<OperationCanceledException>();
+        await ShouldBeEmptyAsync(store);
+        var after = await store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Location, 10)), Ct);
+        after.Inserted.ShouldBe(10);
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Four_concurrent_writers_with_overlapping_batches_give_exact_counts(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        const int Universe = 4000;
+        const int BatchSize = 500;
+        long inserted = 0;
+        long skipped = 0;
+        int retries = 0;
+
+        // Every writer writes every reading, starting at its own offset with its own batch edges, so the same
+        // readings are in flight in several transactions at once.
+        var writers = Enumerable.Range(0, 4).Select(writer => Task.Run(async () =>
+        {
+            int offset = writer * 1250 + writer * 37;
+            for (int start = 0; start < Universe; start += BatchSize)
+            {
+                var batch = new ReadingBatch();
+                for (int i = start; i < Math.Min(start + BatchSize, Universe); i++)
+                {
+                    int index = (i + offset) % Universe;
+                    foreach (var kind in TestReadings.Kinds)
+                    {
+                        batch.Add(TestReadings.One(kind, index));
+                    }
+                }
+
+                for (int attempt = 1; ; attempt++)
+                {
+                    try
+                    {
+                        var result = await store.WriteAsync(batch, Ct);
+                        Interlocked.Add(ref inserted, result.Inserted);
+                        Interlocked.Add(ref skipped, result.Duplicates);
+                        break;
+                    }
+                    catch (Exception e) when (attempt < 5 && store.IsTransient(e))
+                    {
+                        Interlocked.Increment(ref retries); // as the writer pool would
+                    }
+                }
+            }
+        }, Ct)).ToArray();
+        await Task.WhenAll(writers);
+
+        TestContext.Current.TestOutputHelper?.WriteLine($"retries after transient errors: {retries}");
+        inserted.ShouldBe(3 * Universe);
+        if (CountsDuplicates)
+        {
+            skipped.ShouldBe(3 * 3 * Universe);
+        }
+
+        foreach (var kind in TestReadings.Kinds)
+        {
+            (await store.CountAsync(kind, StorageTier.Hot, Ct)).ShouldBe(Universe);
+        }
+    }
+
+    [Fact]
+    public async Task A_batch_of_a_hundred_thousand_readings_is_committed_in_one_call()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+        var readings = TestReadings.Kinds.SelectMany(kind => TestReadings.Of(kind, 33_334, devices: 200)).Take(100_000).ToList();
+        var batch = TestReadings.Batch(readings);
+
+        var clock = Stopwatch.StartNew();
+        var result = await store.WriteAsync(batch, Ct);
+        clock.Stop();
+
+        result.Inserted.ShouldBe(100_000);
+        TestContext.Current.TestOutputHelper?.WriteLine(
+            $"{store.Provider}: 100,000 readings in {clock.ElapsedMilliseconds} ms = {100_000 / clock.Elapsed.TotalSeconds:N0} rows/s");
+        long total = 0;
+        foreach (var kind in TestReadings.Kinds)
+        {
+            total += await store.CountAsync(kind, StorageTier.Hot, Ct);
+        }
+
+        total.ShouldBe(100_000);
+    }
+
+    // ---------------------------------------------------------------- dead letters
+
+    [Fact]
+    public async Task Dead_letters_are_stored_with_the_readings_and_read_back_newest_first()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+        string emojiAtTheCut = new string('x', DeadLetter.MaxPayloadChars - 1) + "\U0001F600 and more";
+        var letters = new[]
+        {
+            new DeadLetter(TestReadings.Start.AddTicks(10), "saito/biosensor/SN-1", "client-1", "malformed-json", "Unexpected '}' at 17", "{\"hr\": 7}}"),
+            new DeadLetter(TestReadings.Start.AddTicks(20), "saito/location/SN-2", null, "out-of-range", "x is NaN", "nul\0inside and \ud800 alone"),
+            new DeadLetter(TestReadings.Start.AddTicks(30), "saito/pressure/SN-3", "ĉliento-3", "too-large", "payload over 4096", emojiAtTheCut),
+        };
+
+        var result = await store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Pressure, 5), letters), Ct);
+
+        result.DeadLetters.ShouldBe(3);
+        result.Inserted.ShouldBe(5);
+        var read = await store.ReadDeadLettersAsync(10, Ct);
+        read.ShouldBe(letters.Reverse().ToList());
+        read[1].Payload.ShouldBe("nul\uFFFDinside and \uFFFD alone");
+        read[0].Payload.Length.ShouldBe(DeadLetter.MaxPayloadChars - 1);
+        (await store.ReadDeadLettersAsync(2, Ct)).Count.ShouldBe(2);
+    }
+
+    [Fact]
+    public async Task A_batch_of_dead_letters_alone_is_written()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Guid);
+
+        var result = await store.WriteAsync(TestReadings.Batch([], [DeadLetterAt(1), DeadLetterAt(2)]), Ct);
+
+        result.ShouldBe(new BatchWriteResult(0, 0, 2));
+        (await store.ReadDeadLettersAsync(10, Ct)).Select(d => d.ReceivedAt).ShouldBe([DeadLetterAt(2).ReceivedAt, DeadLetterAt(1).ReceivedAt]);
+    }
+
+    // ---------------------------------------------------------------- registry
+
+    [Fact]
+    public async Task A_new_serial_gets_an_id_and_the_same_serial_gets_it_again()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+
+        int first = await store.RegisterDeviceAsync("SN-0001", null, Ct);
+        int second = await store.RegisterDeviceAsync("SN-0002", null, Ct);
+        int firstAgain = await store.RegisterDeviceAsync("SN-0001", null, Ct);
+
+        first.ShouldBeGreaterThan(0);
+        second.ShouldNotBe(first);
+        firstAgain.ShouldBe(first);
+    }
+
+    [Fact]
+    public async Task Same_serial_from_eight_concurrent_callers_gets_one_id()
+    {
+        var storage = await FreshStorageAsync();
+        var one = Track(storage.CreateStore(KeyStrategy.Natural));
+        var other = Track(storage.CreateStore(KeyStrategy.Natural)); // as a second Saito process would
+        await one.EnsureSchemaAsync(Ct);
+        using var start = new ManualResetEventSlim();
+
+        var callers = Enumerable.Range(0, 8).Select(i => Task.Run(async () =>
+        {
+            start.Wait(Ct);
+            var announcement = i % 2 == 0 ? new DeviceAnnouncement("biosensor", 4, $"1.0.{i}", "hub-1") : null;
+            return await (i < 4 ? one : other).RegisterDeviceAsync("SN-RACE", announcement, Ct);
+        }, Ct)).ToArray();
+        start.Set();
+        int[] ids = await Task.WhenAll(callers);
+
+        ids.Distinct().ShouldHaveSingleItem();
+        (await one.LoadDevicesAsync(Ct)).ShouldBe(new Dictionary<string, int> { ["SN-RACE"] = ids[0] });
+    }
+
+    [Fact]
+    public async Task Load_devices_returns_every_registered_device()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+        var expected = new Dictionary<string, int>();
+        for (int i = 0; i < 50; i++)
+        {
+            string serial = $"SN-{i:D4}";
+            expected[serial] = await store.RegisterDeviceAsync(serial, i % 3 == 0 ? new DeviceAnnouncement("location", 1, null, null) : null, Ct);
+        }
+
+        var devices = await store.LoadDevicesAsync(Ct);
+
+        devices.Count.ShouldBe(50);
+        foreach (var (serial, id) in expected)
+        {
+            devices[serial].ShouldBe(id);
+        }
+
+        expected.Values.Distinct().Count().ShouldBe(50);
+    }
+
+    [Fact]
+    public async Task A_hello_records_what_the_device_says_and_keeps_what_it_leaves_out()
+    {
+        var storage = await FreshStorageAsync();
+        var store = Track(storage.CreateStore(KeyStrategy.Natural));
+        await store.EnsureSchemaAsync(Ct);
+        int id = await store.RegisterDeviceAsync("SN-HELLO", null, Ct);
+        (await DeviceRowAsync(storage, "SN-HELLO")).ShouldBe(new DeviceRow(null, null, null, null, HasHello: false));
+
+        int afterHello = await store.RegisterDeviceAsync("SN-HELLO", new DeviceAnnouncement("biosensor", 4, "1.2.3", "hub-7"), Ct);
+        var full = await DeviceRowAsync(storage, "SN-HELLO");
+        int afterPartialHello = await store.RegisterDeviceAsync("SN-HELLO", new DeviceAnnouncement(null, null, "1.2.4", null), Ct);
+        var partial = await DeviceRowAsync(storage, "SN-HELLO");
+        int afterPlainRegistration = await store.RegisterDeviceAsync("SN-HELLO", null, Ct);
+        var plain = await DeviceRowAsync(storage, "SN-HELLO");
+
+        new[] { afterHello, afterPartialHello, afterPlainRegistration }.ShouldAllBe(x => x == id);
+        full.ShouldBe(new DeviceRow("biosensor", 4, "1.2.3", "hub-7", HasHello: true));
+        partial.ShouldBe(new DeviceRow("biosensor", 4, "1.2.4", "hub-7", HasHello: true));
+        plain.ShouldBe(partial);
+    }
+
+    [Fact]
+    public async Task A_hello_from_a_new_device_registers_it()
+    {
+        var storage = await FreshStorageAsync();
+        var store = Track(storage.CreateStore(KeyStrategy.Natural));
+        await store.EnsureSchemaAsync(Ct);
+
+        int id = await store.RegisterDeviceAsync("SN-NEW", new DeviceAnnouncement("pressure", 2, "0.9", "hub-2"), Ct);
+
+        (await store.LoadDevicesAsync(Ct)).ShouldBe(new Dictionary<string, int> { ["SN-NEW"] = id });
+        (await DeviceRowAsync(storage, "SN-NEW")).ShouldBe(new DeviceRow("pressure", 2, "0.9", "hub-2", HasHello: true));
+    }
+
+    // ---------------------------------------------------------------- health
+
+    [Fact]
+    public async Task Ping_answers_and_describe_names_the_database()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+
+        await store.PingAsync(Ct);
+
+        store.Describe().ShouldNotBeNullOrWhiteSpace();
+        store.IsTransient(new InvalidOperationException("a bug")).ShouldBeFalse();
+        store.IsTransient(new OperationCanceledException()).ShouldBeFalse();
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    public ValueTask InitializeAsync() => ValueTask.CompletedTask;
+
+    public async ValueTask DisposeAsync()
+    {
+        foreach (var store in _stores)
+        {
+            await store.DisposeAsync();
+        }
+
+        foreach (var storage in _storages)
+        {
+            await storage.DisposeAsync();
+        }
+
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Fresh storage, removed after the test.</summary>
+    protected async Task<StoreTestStorage> FreshStorageAsync(bool tiered = false)
+    {
+        var storage = await CreateFreshStorageAsync(tiered);
+        _storages.Add(storage);
+        return storage;
+    }
+
+    /// <summary>A store on fresh storage with its schema made.</summary>
+    protected async Task<IReadingStore> NewStoreAsync(KeyStrategy keys)
+    {
+        var storage = await FreshStorageAsync();
+        var store = Track(storage.CreateStore(keys));
+        await store.EnsureSchemaAsync(Ct);
+        return store;
+    }
+
+    /// <summary>Disposed after the test, before its storage is removed.</summary>
+    protected IReadingStore Track(IReadingStore store)
+    {
+        _stores.Add(store);
+        return store;
+    }
+
+    protected void ShouldCountDuplicates(BatchWriteResult result, long duplicates) =>
+        result.Duplicates.ShouldBe(CountsDuplicates ? duplicates : -1);
+
+    protected static DeadLetter DeadLetterAt(int second) =>
+        new(TestReadings.Start.AddSeconds(second), "saito/x", "c", "malformed-json", "detail", "payload");
+
+    protected static void ShouldBeTheSameReadings(IReadOnlyList<Reading> actual, IReadOnlyList<Reading> expected, string what)
+    {
+        actual.Count.ShouldBe(expected.Count, what);
+        for (int i = 0; i < expected.Count; i++)
+        {
+            // Reading equality compares DateTime ticks, not Kind: UTC is checked on its own.
+            actual[i].ShouldBe(expected[i], $"{what}, reading {i}");
+            actual[i].Timestamp.Kind.ShouldBe(DateTimeKind.Utc, what);
+            actual[i].ReceivedAt.Kind.ShouldBe(DateTimeKind.Utc, what);
+        }
+    }
+
+    /// <summary>The store holds exactly these readings (per kind and device), nothing more.</summary>
+    protected static async Task ShouldHoldExactlyAsync(IReadingStore store, IEnumerable<Reading> readings)
+    {
+        var all = readings.ToList();
+        foreach (var kind in TestReadings.Kinds)
+        {
+            var ofKind = all.Where(r => r.Kind == kind).ToList();
+            (await store.CountAsync(kind, StorageTier.Hot, Ct)).ShouldBe(ofKind.Count, $"{kind} rows");
+            foreach (int device in ofKind.Select(r => r.DeviceId).Distinct())
+            {
+                ShouldBeTheSameReadings(await store.ReadAsync(kind, StorageTier.Hot, device, Ct), TestReadings.AsRead(ofKind, device), $"{kind} of device {device}");
+            }
+        }
+    }
+
+    protected static async Task ShouldBeEmptyAsync(IReadingStore store)
+    {
+        foreach (var kind in TestReadings.Kinds)
+        {
+            (await store.CountAsync(kind, StorageTier.Hot, Ct)).ShouldBe(0, $"{kind} rows");
+        }
+
+        (await store.ReadDeadLettersAsync(10, Ct)).ShouldBeEmpty();
+    }
+
+    protected sealed record DeviceRow(string? Kind, int? Channels, string? Firmware, string? Hub, bool HasHello);
+
+    /// <summary>The device's row as the registry holds it (plain SQL every database runs).</summary>
+    protected static async Task<DeviceRow?> DeviceRowAsync(StoreTestStorage storage, string serial)
+    {
+        await using var connection = await storage.OpenConnectionAsync(StorageTier.Hot, Ct);
+        await using var command = connection.CreateCommand();
+        command.CommandText = $"SELECT kind, channels, firmware, hub, last_hello FROM {ReadingTables.DeviceTable} WHERE serial = @serial";
+        var parameter = command.CreateParameter();
+        parameter.ParameterName = "@serial";
+        parameter.Value = serial;
+        command.Parameters.Add(parameter);
+        await using DbDataReader reader = await command.ExecuteReaderAsync(Ct);
+        if (!await reader.ReadAsync(Ct))
+        {
+            return null;
+        }
+
+        return new DeviceRow(
+            reader.IsDBNull(0) ? null : reader.GetString(0),
+            reader.IsDBNull(1) ? null : Convert.ToInt32(reader.GetValue(1), System.Globalization.CultureInfo.InvariantCulture),
+            reader.IsDBNull(2) ? null : reader.GetString(2),
+            reader.IsDBNull(3) ? null : reader.GetString(3),
+            !reader.IsDBNull(4));
+    }
+}

@@ -1,0 +1,244 @@
+using System.Data.Common;
+using Microsoft.Data.Sqlite;
+using Microsoft.Extensions.Logging.Abstractions;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+using Saito.Storage.Sqlite;
+using Saito.Storage.Tests.Contract;
+
+namespace Saito.Storage.Tests.Sqlite;
+
+/// <summary>The contract against real SQLite files in a fresh temporary folder per test, plus what only SQLite has.</summary>
+public sealed class SqliteReadingStoreTests : ReadingStoreContractTests
+{
+    protected override Task<StoreTestStorage> CreateFreshStorageAsync(bool tiered) => Task.FromResult<StoreTestStorage>(new SqliteTestStorage());
+
+    protected override async Task AssertTablesLiveInTheirTiersAsync(StoreTestStorage storage)
+    {
+        var sqlite = (SqliteTestStorage)storage;
+        File.Exists(Path.Combine(sqlite.HotPath, SqliteSchema.HotFileName)).ShouldBeTrue();
+        File.Exists(Path.Combine(sqlite.ArchivePath, SqliteSchema.ArchiveFileName)).ShouldBeTrue();
+        var hot = await sqlite.TableNamesAsync(StorageTier.Hot);
+        var archive = await sqlite.TableNamesAsync(StorageTier.Archive);
+        foreach (string table in EveryTable())
+        {
+            bool isArchive = table.StartsWith("archive_", StringComparison.Ordinal);
+            (isArchive ? archive : hot).ShouldContain(table);
+            (isArchive ? hot : archive).ShouldNotContain(table);
+        }
+    }
+
+    [Fact]
+    public async Task Both_files_are_created_in_folders_that_did_not_exist_and_use_wal()
+    {
+        await using var storage = new SqliteTestStorage();
+        Directory.Exists(storage.HotPath).ShouldBeFalse();
+        await using var store = storage.CreateStore(KeyStrategy.Natural);
+
+        var report = await store.EnsureSchemaAsync(Ct);
+
+        foreach (var tier in new[] { StorageTier.Hot, StorageTier.Archive })
+        {
+            string file = storage.File(tier);
+            report.Created.ShouldContain("file " + file);
+            await using var connection = await storage.OpenConnectionAsync(tier, Ct);
+            await using var command = connection.CreateCommand();
+            command.CommandText = "PRAGMA journal_mode";
+            ((string?)await command.ExecuteScalarAsync(Ct)).ShouldBe("wal");
+        }
+    }
+
+    [Theory]
+    [InlineData(KeyStrategy.Guid)]
+    [InlineData(KeyStrategy.SequentialGuid)]
+    public async Task Guid_keys_are_stored_as_sixteen_big_endian_bytes(KeyStrategy keys)
+    {
+        await using var storage = new SqliteTestStorage();
+        await using var store = storage.CreateStore(keys);
+        await store.EnsureSchemaAsync(Ct);
+        var reading = TestReadings.One(ReadingKind.Pressure, 5);
+
+        await store.WriteAsync(TestReadings.Batch([reading]), Ct);
+
+        await using var connection = await storage.OpenConnectionAsync(StorageTier.Hot, Ct);
+        await using var command = connection.CreateCommand();
+        command.CommandText = $"SELECT id FROM {ReadingTables.TableName(ReadingKind.Pressure, keys, StorageTier.Hot)}";
+        var stored = (byte[])(await command.ExecuteScalarAsync(Ct))!;
+        stored.ShouldBe(ReadingKeys.For(reading, keys, StorageProvider.Sqlite)!.Value.ToByteArray(bigEndian: true));
+    }
+
+    [Fact]
+    public async Task Sequential_guid_rows_in_key_order_are_in_time_order()
+    {
+        await using var storage = new SqliteTestStorage();
+        await using var store = storage.CreateStore(KeyStrategy.SequentialGuid);
+        await store.EnsureSchemaAsync(Ct);
+        var readings = TestReadings.Of(ReadingKind.Location, 2000, devices: 7);
+
+        await store.WriteAsync(TestReadings.Batch(readings), Ct);
+
+        await using var connection = await storage.OpenConnectionAsync(StorageTier.Hot, Ct);
+        await using var command = connection.CreateCommand();
+        command.CommandText = $"SELECT ts FROM {ReadingTables.TableName(ReadingKind.Location, KeyStrategy.SequentialGuid, StorageTier.Hot)} ORDER BY id";
+        var times = new List<long>();
+        await using (var reader = await command.ExecuteReaderAsync(Ct))
+        {
+            while (await reader.ReadAsync(Ct))
+            {
+                times.Add(reader.GetInt64(0));
+            }
+        }
+
+        times.Count.ShouldBe(2000);
+        times.ShouldBeInOrder(SortDirection.Ascending);
+    }
+
+    [Fact]
+    public async Task The_views_show_serials_and_iso_times_with_milliseconds()
+    {
+        await using var storage = new SqliteTestStorage();
+        await using var store = storage.CreateStore(KeyStrategy.Guid);
+        await store.EnsureSchemaAsync(Ct);
+        int device = await store.RegisterDeviceAsync("SN-VIEW", null, Ct);
+        var ts = new DateTime(2026, 5, 4, 3, 2, 1, DateTimeKind.Utc).AddTicks(1_239_990); // .123999
+        await store.WriteAsync(TestReadings.Batch([Reading.Biosensor(device, 2, ts, ts.AddSeconds(1), 70, null, 80, 36.5)]), Ct);
+
+        await using var connection = await storage.OpenConnectionAsync(StorageTier.Hot, Ct);
+        await using var command = connection.CreateCommand();
+        command.CommandText = "SELECT serial, channel, ts, heart_rate, systolic, received_at, key_strategy FROM v_biosensor ORDER BY ts DESC LIMIT 5";
+        await using var reader = await command.ExecuteReaderAsync(Ct);
+        (await reader.ReadAsync(Ct)).ShouldBeTrue();
+        reader.GetString(0).ShouldBe("SN-VIEW");
+        reader.GetInt64(1).ShouldBe(2);
+        reader.GetString(2).ShouldBe("2026-05-04T03:02:01.123Z");
+        reader.GetDouble(3).ShouldBe(70);
+        reader.IsDBNull(4).ShouldBeTrue();
+        reader.GetString(5).ShouldBe("2026-05-04T03:02:02.123Z");
+        reader.GetString(6).ShouldBe("guid");
+        (await reader.ReadAsync(Ct)).ShouldBeFalse();
+    }
+
+    [Fact]
+    public async Task A_write_waits_for_another_connection_holding_the_write_lock()
+    {
+        await using var storage = new SqliteTestStorage();
+        await using var store = storage.CreateStore(KeyStrategy.Natural);
+        await store.EnsureSchemaAsync(Ct);
+        var holder = (SqliteConnection)await storage.OpenConnectionAsync(StorageTier.Hot, Ct);
+        var transaction = holder.BeginTransaction(deferred: false); // BEGIN IMMEDIATE: the write lock
+
+        var write = Task.Run(() => store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Pressure, 100)), Ct), Ct);
+        await Task.Delay(300, Ct);
+        write.IsCompleted.ShouldBeFalse("the write should wait for the lock");
+        transaction.Rollback();
+        await holder.DisposeAsync();
+
+        (await write).Inserted.ShouldBe(100);
+    }
+
+    [Fact]
+    public void Busy_and_locked_are_transient_and_other_errors_are_not()
+    {
+        var store = new SqliteReadingStore(new StorageOptions(), NullLogger<SqliteReadingStore>.Instance);
+
+        store.IsTransient(new SqliteException("database is locked", SQLitePCL.raw.SQLITE_BUSY)).ShouldBeTrue();
+        store.IsTransient(new SqliteException("table is locked", SQLitePCL.raw.SQLITE_LOCKED)).ShouldBeTrue();
+        store.IsTransient(new TimeoutException()).ShouldBeTrue();
+        store.IsTransient(new SqliteException("constraint failed", SQLitePCL.raw.SQLITE_CONSTRAINT)).ShouldBeFalse();
+        store.IsTransient(new SqliteException("no such table", SQLitePCL.raw.SQLITE_ERROR)).ShouldBeFalse();
+    }
+
+    [Fact]
+    public async Task Describe_names_both_files_and_the_synchronous_setting()
+    {
+        await using var storage = new SqliteTestStorage();
+        var options = storage.Options(KeyStrategy.SequentialGuid);
+        options.Sqlite.Synchronous = SqliteSynchronous.Normal;
+        await using var store = storage.CreateStore(options);
+
+        string description = store.Describe();
+
+        description.ShouldContain(storage.File(StorageTier.Hot));
+        description.ShouldContain(storage.File(StorageTier.Archive));
+        description.ShouldContain("sequential-guid");
+        description.ShouldContain("NORMAL");
+    }
+}
+
+/// <summary>A fresh temporary folder with hot/ and archive/ below it (neither exists until a store makes it).</summary>
+public sealed class SqliteTestStorage : StoreTestStorage
+{
+    public SqliteTestStorage()
+    {
+        Root = Path.Combine(Path.GetTempPath(), "saito-storage-tests", Guid.NewGuid().ToString("N"));
+        HotPath = Path.Combine(Root, "fast", "hot");
+        ArchivePath = Path.Combine(Root, "slow", "archive");
+    }
+
+    public string Root { get; }
+
+    public string HotPath { get; }
+
+    public string ArchivePath { get; }
+
+    public string File(StorageTier tier) =>
+        tier == StorageTier.Hot ? Path.Combine(HotPath, SqliteSchema.HotFileName) : Path.Combine(ArchivePath, SqliteSchema.ArchiveFileName);
+
+    public override StorageOptions Options(KeyStrategy keys) =>
+        new() { Provider = StorageProvider.Sqlite, HotPath = HotPath, ArchivePath = ArchivePath, KeyStrategy = keys };
+
+    public override IReadingStore CreateStore(StorageOptions options) => new SqliteReadingStore(options, NullLogger<SqliteReadingStore>.Instance);
+
+    public override async Task<DbConnection> OpenConnectionAsync(StorageTier tier, CancellationToken cancellationToken)
+    {
+        // Not pooled, so that nothing keeps the file open after the test.
+        var connection = new SqliteConnection(new SqliteConnectionStringBuilder
+        {
+            DataSource = File(tier),
+            Mode = SqliteOpenMode.ReadWrite,
+            Pooling = false,
+        }.ToString());
+        await connection.OpenAsync(cancellationToken);
+        return connection;
+    }
+
+    public override async Task<IReadOnlySet<string>> TableNamesAsync(CancellationToken cancellationToken)
+    {
+        var names = new HashSet<string>(await TableNamesAsync(StorageTier.Hot));
+        names.UnionWith(await TableNamesAsync(StorageTier.Archive));
+        return names;
+    }
+
+    public async Task<HashSet<string>> TableNamesAsync(StorageTier tier)
+    {
+        var names = new HashSet<string>();
+        if (!System.IO.File.Exists(File(tier)))
+        {
+            return names;
+        }
+
+        await using var connection = await OpenConnectionAsync(tier, TestContext.Current.CancellationToken);
+        await using var command = connection.CreateCommand();
+        command.CommandText = "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'";
+        await using var reader = await command.ExecuteReaderAsync(TestContext.Current.CancellationToken);
+        while (await reader.ReadAsync(TestContext.Current.CancellationToken))
+        {
+            names.Add(reader.GetString(0));
+        }
+
+        return names;
+    }
+
+    public override ValueTask DisposeAsync()
+    {
+        try
+        {
+            Directory.Delete(Root, recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+        }
+
+        return ValueTask.CompletedTask;
+    }
+}
