@@ -11,9 +11,9 @@ internal static class PublishWorkload
 
     public static readonly string[] Topics =
     [
-        "saito/site-1/hall-3/temperature",
-        "saito/site-1/hall-3/humidity",
-        "saito/site-1/hall-4/temperature",
+        "site-1/hall-3/temperature",
+        "site-1/hall-3/humidity",
+        "site-1/hall-4/temperature",
         "saito/site-2/pump-17/pressure",
     ];
 

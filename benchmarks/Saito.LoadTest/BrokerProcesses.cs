@@ -58,7 +58,11 @@ internal sealed class BrokerProcess : IAsyncDisposable
         int port = FreePort();
         int http = FreePort();
         var process = Start("dotnet", [dll, $"--urls=http://127.0.0.1:{http}", "--Mqtt:BindAddress=127.0.0.1", $"--Mqtt:Port={port}",
-            $"--Mqtt:MaxInflightMessages={inflight}", "--Mqtt:MaxQueuedMessages=10000000", "--Logging:LogLevel:Default=Warning"]);
+            $"--Mqtt:MaxInflightMessages={inflight}", "--Mqtt:MaxQueuedMessages=10000000", "--Logging:LogLevel:Default=Warning",
+            // The load's topics (load/...) are not Saito reading topics, so nothing is stored; the folder keeps the empty
+            // SQLite files out of the working directory.
+            $"--Storage:HotPath={Path.Combine(Path.GetTempPath(), "saito-loadtest", "hot")}",
+            $"--Storage:ArchivePath={Path.Combine(Path.GetTempPath(), "saito-loadtest", "archive")}"]);
         await WaitForPortAsync(process, port);
         return new BrokerProcess("saito", process, port, null);
     }

@@ -1,3 +1,4 @@
+using Saito.Ingestion.Hosting;
 using Saito.Mqtt.Hosting;
 
 namespace Saito.Server;
@@ -9,12 +10,26 @@ public static class SaitoApp
     {
         var builder = WebApplication.CreateBuilder(args);
         builder.AddSaitoConfiguration();
-        builder.AddSaitoMqttBroker();
+
+        // Ingestion first: hosted services stop in reverse order, so the broker (or the external consumer) stops
+        // taking messages before the writers drain the queue.
+        builder.AddSaitoIngestion();
+        bool embedded = builder.Configuration.GetMqttMode() != MqttMode.External;
+        if (embedded)
+        {
+            builder.AddSaitoMqttBroker();
+        }
+
+        builder.Services.AddHostedService<TryItReport>();
         configure?.Invoke(builder);
 
         var app = builder.Build();
         app.MapHealthChecks("/health");
-        app.MapSaitoMqttEndpoints();
+        if (embedded)
+        {
+            app.MapSaitoMqttEndpoints();
+        }
+
         return app;
     }
 }

@@ -290,10 +290,11 @@ public sealed partial class MqttClient : IAsyncDisposable
                     // A new session: packet identifiers of the old one mean nothing any more.
                     _sessionEpoch++;
                     _inboundQoS2Released.Clear();
-                    if (_subscriptions.Count > 0)
-                    {
-                        resubscribe = [.. _subscriptions.Values];
-                    }
+                }
+
+                if (_subscriptions.Count > 0 && (!sessionPresent || (isReconnect && _options.AlwaysResubscribe)))
+                {
+                    resubscribe = [.. _subscriptions.Values];
                 }
 
                 _current = connection;

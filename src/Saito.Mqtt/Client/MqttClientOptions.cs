@@ -67,6 +67,14 @@ public sealed class MqttClientOptions
 
     public MqttReconnectOptions Reconnect { get; set; } = new();
 
+    /// <summary>
+    /// Subscribe again after every reconnect, even when the broker says it kept the session. Off by default (the
+    /// standard says a kept session keeps its subscriptions). Turn it on for brokers that restore persistent
+    /// sessions but not all their subscriptions: Mosquitto 2.0 keeps plain subscriptions across a restart but
+    /// drops shared ones (<c>$share/...</c>). Subscribing again to the same filter replaces the subscription.
+    /// </summary>
+    public bool AlwaysResubscribe { get; set; }
+
     /// <summary>From the start of the TCP connect to the CONNACK (TLS handshake included).</summary>
     public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(10);
 

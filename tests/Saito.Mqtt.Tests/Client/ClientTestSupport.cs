@@ -39,7 +39,7 @@ internal static class ClientTestSupport
 
     public static string NewClientId() => "saito-test-" + Guid.NewGuid().ToString("N")[..12];
 
-    public static string NewTopic(string what) => $"saito/test/{what}/{Guid.NewGuid():N}";
+    public static string NewTopic(string what) => $"test/{what}/{Guid.NewGuid():N}";
 
     public static byte[] Utf8(string text) => Encoding.UTF8.GetBytes(text);
 

@@ -87,7 +87,7 @@ public sealed class HotPathAllocationTests
 
     private static PublishPacket Publish(int i, int payloadSize) => new()
     {
-        Topic = $"saito/site-1/hall-{i % 4}/temperature",
+        Topic = $"site-1/hall-{i % 4}/temperature",
         QoS = MqttQoS.AtLeastOnce,
         PacketId = (ushort)(i + 1),
         Payload = new byte[payloadSize],
@@ -109,7 +109,7 @@ public sealed class HotPathAllocationTests
         writer.ResetWrittenCount();
         for (int i = 0; i < Packets; i++)
         {
-            MqttPacketEncoder.EncodePublish(writer, version, "saito/site-1/hall-3/temperature", payload, MqttQoS.AtLeastOnce,
+            MqttPacketEncoder.EncodePublish(writer, version, "site-1/hall-3/temperature", payload, MqttQoS.AtLeastOnce,
                 retain: false, dup: false, packetId: (ushort)(i + 1), properties: null);
         }
     }

@@ -93,7 +93,7 @@ public abstract partial class BrokerConformanceTests
     protected static string NewClientId() => "c" + Guid.NewGuid().ToString("N")[..22];
 
     /// <summary>A topic (or topic prefix) no other test uses.</summary>
-    protected static string NewTopic() => $"saito/conformance/{Guid.NewGuid():N}";
+    protected static string NewTopic() => $"conformance/{Guid.NewGuid():N}";
 
     protected static ReadOnlyMemory<byte> Utf8(string text) => Encoding.UTF8.GetBytes(text);
 

@@ -157,6 +157,18 @@ public sealed class MosquittoInstance : IAsyncDisposable
         }
     }
 
+    /// <summary>Stops the broker the way an operator's restart does (SIGTERM): with persistence on, it saves its sessions first.</summary>
+    public async Task StopGracefullyAsync()
+    {
+        if (_process is { HasExited: false } process)
+        {
+            using var kill = Process.Start(new ProcessStartInfo("kill", ["-TERM", process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]) { UseShellExecute = false })
+                ?? throw new InvalidOperationException("Could not run kill");
+            await kill.WaitForExitAsync();
+            await process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(10));
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         await StopAsync();

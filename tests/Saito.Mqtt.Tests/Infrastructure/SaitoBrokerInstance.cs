@@ -12,10 +12,12 @@ namespace Saito.Mqtt.Tests.Infrastructure;
 public sealed class SaitoBrokerInstance : IAsyncDisposable
 {
     private readonly WebApplication _app;
+    private readonly string _dataDirectory;
 
-    private SaitoBrokerInstance(WebApplication app, int port, int tlsPort, int httpPort)
+    private SaitoBrokerInstance(WebApplication app, string dataDirectory, int port, int tlsPort, int httpPort)
     {
         _app = app;
+        _dataDirectory = dataDirectory;
         Port = port;
         TlsPort = tlsPort;
         HttpPort = httpPort;
@@ -54,6 +56,8 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
         int port = FreePort.Next();
         int tlsPort = FreePort.Next();
         int httpPort = FreePort.Next();
+        // The server stores readings (SQLite by default): each instance gets its own throwaway folder.
+        string data = Directory.CreateTempSubdirectory("saito-broker-test-").FullName;
         string[] args =
         [
             $"--urls=http://127.0.0.1:{httpPort}",
@@ -62,6 +66,8 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
             $"--Mqtt:TlsPort={tlsPort}",
             $"--Mqtt:CertificatePath={certs.ServerCertificatePath}",
             $"--Mqtt:CertificateKeyPath={certs.ServerKeyPath}",
+            $"--Storage:HotPath={Path.Combine(data, "hot")}",
+            $"--Storage:ArchivePath={Path.Combine(data, "archive")}",
             "--Logging:LogLevel:Default=Warning",
             .. (settings ?? []).Select(s => "--" + s),
         ];
@@ -73,16 +79,19 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
         catch
         {
             await app.DisposeAsync();
+            Directory.Delete(data, recursive: true);
             throw;
         }
 
-        return new SaitoBrokerInstance(app, port, tlsPort, httpPort);
+        return new SaitoBrokerInstance(app, data, port, tlsPort, httpPort);
     }
 
     public async ValueTask DisposeAsync()
     {
         await _app.StopAsync();
         await _app.DisposeAsync();
+        Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
+        Directory.Delete(_dataDirectory, recursive: true);
     }
 }
 

@@ -1,0 +1,212 @@
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Saito.Ingestion.Pipeline;
+using Saito.Mqtt.Client;
+using Saito.Mqtt.Packets;
+
+namespace Saito.Ingestion.Hosting;
+
+/// <summary>
+/// <c>Mqtt:Mode=external</c>: Saito subscribes to an external broker (through a shared subscription, so that
+/// several instances split one stream) with a persistent session, and acknowledges each message only once its
+/// readings are committed. Messages are ingested concurrently (up to <see cref="ExternalBrokerOptions.ReceiveMaximum"/>)
+/// and acknowledged in arrival order, as MQTT requires. If Saito stops or the connection drops before a commit,
+/// the message is not acknowledged and the broker sends it again (readings are stored once).
+/// </summary>
+internal sealed partial class ExternalBrokerConsumer : BackgroundService
+{
+    private readonly MessageIngestor _ingestor;
+    private readonly ReadingWriterPool _writers;
+    private readonly ExternalBrokerOptions _options;
+    private readonly IngestionOptions _ingestion;
+    private readonly TimeProvider _time;
+    private readonly ILoggerFactory _loggerFactory;
+    private readonly ILogger<ExternalBrokerConsumer> _logger;
+    private readonly object _inflightLock = new();
+    private readonly HashSet<Task> _inflight = [];
+    private MqttClient? _client;
+
+    public ExternalBrokerConsumer(MessageIngestor ingestor, ReadingWriterPool writers, IOptions<ExternalBrokerOptions> options,
+        IOptions<IngestionOptions> ingestion, TimeProvider timeProvider, ILoggerFactory loggerFactory)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(ingestion);
+        ArgumentNullException.ThrowIfNull(loggerFactory);
+        _ingestor = ingestor;
+        _writers = writers;
+        _options = options.Value;
+        _ingestion = ingestion.Value;
+        _time = timeProvider;
+        _loggerFactory = loggerFactory;
+        _logger = loggerFactory.CreateLogger<ExternalBrokerConsumer>();
+    }
+
+    /// <summary>The topic filter Saito subscribes to.</summary>
+    public string TopicFilter => string.IsNullOrEmpty(_options.SharedGroup)
+        ? $"{_ingestion.TopicPrefix}/+/+/+"
+        : $"$share/{_options.SharedGroup}/{_ingestion.TopicPrefix}/+/+/+";
+
+    public bool IsConnected => _client?.IsConnected ?? false;
+
+    /// <summary>Set once the broker granted the subscription.</summary>
+    public bool IsSubscribed { get; private set; }
+
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        await _writers.Ready.WaitAsync(stoppingToken);
+        var clientOptions = new MqttClientOptions
+        {
+            Host = _options.Host,
+            Port = _options.Port,
+            ProtocolVersion = _options.ParsedProtocolVersion,
+            ClientId = string.IsNullOrEmpty(_options.ClientId) ? $"saito-{Environment.MachineName}" : _options.ClientId,
+            CleanStart = false,
+            SessionExpiry = TimeSpan.FromSeconds(_options.SessionExpirySeconds),
+            KeepAlive = TimeSpan.FromSeconds(_options.KeepAliveSeconds),
+            UserName = _options.UserName,
+            Password = _options.Password,
+            ReceiveMaximum = _options.ReceiveMaximum,
+
+            // Mosquitto 2.0 restores a persistent session after a restart but not its shared subscriptions.
+            AlwaysResubscribe = true,
+            Tls = { Enabled = _options.Tls, CaCertificatePath = _options.CaCertificatePath },
+        };
+        clientOptions.ThrowIfInvalid();
+        _client = new MqttClient(clientOptions, _loggerFactory.CreateLogger<MqttClient>());
+        await ConnectWithBackoffAsync(_client, stoppingToken);
+        var qos = _options.QoS == 2 ? MqttQoS.ExactlyOnce : MqttQoS.AtLeastOnce;
+        var subscribed = await _client.SubscribeAsync(TopicFilter, qos, stoppingToken);
+        var granted = subscribed.ReasonCodes.Count > 0 ? subscribed.ReasonCodes[0] : MqttReasonCode.UnspecifiedError;
+        if ((byte)granted >= 0x80)
+        {
+            throw new InvalidOperationException(
+                $"The external broker {_options.Host}:{_options.Port} refused the subscription to {TopicFilter}: {granted} (0x{(byte)granted:X2}) {subscribed.ReasonString}");
+        }
+
+        LogSubscribed(TopicFilter, _options.Host, _options.Port, clientOptions.ClientId, granted.ToString());
+        IsSubscribed = true;
+
+        try
+        {
+            await foreach (var message in _client.Messages.ReadAllAsync(stoppingToken))
+            {
+                var handling = HandleAsync(message);
+                lock (_inflightLock)
+                {
+                    if (!handling.IsCompleted)
+                    {
+                        _inflight.Add(handling);
+                    }
+                }
+
+                _ = handling.ContinueWith(
+                    (done, state) =>
+                    {
+                        var self = (ExternalBrokerConsumer)state!;
+                        lock (self._inflightLock)
+                        {
+                            self._inflight.Remove(done);
+                        }
+                    },
+                    this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            }
+        }
+        catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+        {
+        }
+    }
+
+    public override async Task StopAsync(CancellationToken cancellationToken)
+    {
+        await base.StopAsync(cancellationToken);
+        Task[] inflight;
+        lock (_inflightLock)
+        {
+            inflight = [.. _inflight];
+        }
+
+        // Let what is being committed finish and be acknowledged, then leave with the session kept.
+        try
+        {
+            await Task.WhenAll(inflight).WaitAsync(cancellationToken);
+        }
+        catch (OperationCanceledException)
+        {
+            LogUnacknowledged(inflight.Count(t => !t.IsCompleted));
+        }
+
+        if (_client is { } client)
+        {
+            try
+            {
+                await client.DisconnectAsync(cancellationToken);
+            }
+            catch (Exception ex) when (ex is not OperationCanceledException)
+            {
+                LogDisconnectFailed(ex);
+            }
+
+            await client.DisposeAsync();
+        }
+    }
+
+    private async Task HandleAsync(MqttReceivedMessage message)
+    {
+        try
+        {
+            var inbound = new InboundMessage(message.Topic, message.Payload, null, message.Properties?.ContentType, _time.GetUtcNow().UtcDateTime);
+            await _ingestor.IngestAsync(inbound, CancellationToken.None);
+            await message.AcknowledgeAsync();
+        }
+        catch (IngestionStoppedException)
+        {
+            // Not acknowledged: the broker keeps it for our session and sends it again.
+        }
+        catch (Exception ex)
+        {
+            // Nothing in ingestion throws for bad input; this is a bug or an unrecoverable database error. Refuse the
+            // message (5.0) rather than leave it unacknowledged, which would hold back every later acknowledgement.
+            LogFailed(ex, message.Topic);
+            await message.AcknowledgeAsync(MqttReasonCode.UnspecifiedError);
+        }
+    }
+
+    private async Task ConnectWithBackoffAsync(MqttClient client, CancellationToken stoppingToken)
+    {
+        var delay = TimeSpan.FromSeconds(1);
+        for (int attempt = 1; ; attempt++)
+        {
+            try
+            {
+                var result = await client.ConnectAsync(stoppingToken);
+                LogConnected(_options.Host, _options.Port, result.SessionPresent);
+                return;
+            }
+            catch (Exception ex) when (ex is not OperationCanceledException || !stoppingToken.IsCancellationRequested)
+            {
+                LogConnectFailed(_options.Host, _options.Port, attempt, delay.TotalSeconds, ex.Message);
+                await Task.Delay(delay, _time, stoppingToken);
+                delay = TimeSpan.FromSeconds(Math.Min(30, delay.TotalSeconds * 2));
+            }
+        }
+    }
+
+    [LoggerMessage(2301, LogLevel.Information, "Connected to the external broker {Host}:{Port} (session present: {SessionPresent})")]
+    private partial void LogConnected(string host, int port, bool sessionPresent);
+
+    [LoggerMessage(2302, LogLevel.Warning, "Cannot reach the external broker {Host}:{Port} (attempt {Attempt}); trying again in {DelaySeconds} s: {Error}")]
+    private partial void LogConnectFailed(string host, int port, int attempt, double delaySeconds, string error);
+
+    [LoggerMessage(2303, LogLevel.Information, "Subscribed to {Filter} on {Host}:{Port} as {ClientId} ({Result})")]
+    private partial void LogSubscribed(string filter, string host, int port, string clientId, string result);
+
+    [LoggerMessage(2304, LogLevel.Error, "Could not store a message on {Topic}; refused")]
+    private partial void LogFailed(Exception exception, string topic);
+
+    [LoggerMessage(2305, LogLevel.Warning, "Stopped with {Count} message(s) not yet committed; the broker will send them again")]
+    private partial void LogUnacknowledged(int count);
+
+    [LoggerMessage(2306, LogLevel.Warning, "Disconnecting from the external broker failed")]
+    private partial void LogDisconnectFailed(Exception exception);
+}

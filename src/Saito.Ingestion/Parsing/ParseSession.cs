@@ -1,0 +1,187 @@
+using System.Text;
+using Saito.Storage.Readings;
+
+namespace Saito.Ingestion.Parsing;
+
+/// <summary>
+/// The state of one <see cref="ReadingParser.Parse"/> call: the message's context, the time window, and scratch
+/// lists the readings and dead letters go to first. They reach the caller only once the whole payload has
+/// proved to be valid JSON, so a payload that breaks off half way gives one dead letter and no readings.
+/// One session per thread, reused: the good path allocates nothing per message.
+/// </summary>
+internal sealed class ParseSession
+{
+    [ThreadStatic]
+    private static ParseSession? t_cached;
+
+    private const int TrimCapacity = 16 * 1024;
+
+    public List<Reading> Readings { get; } = new(128);
+    public List<DeadLetter> DeadLetters { get; } = [];
+
+    // SenML scratch.
+    public List<SenMLGroup> Groups { get; } = new(128);
+    public Dictionary<(int Channel, long Ticks), int> GroupIndex { get; } = new(128);
+
+    /// <summary>
+    /// True while every group was created at a time no earlier than the one before (the usual pack): then a group
+    /// of the same time can only be among the last ones and <see cref="GroupIndex"/> is not needed.
+    /// </summary>
+    public bool GroupsInTimeOrder { get; set; } = true;
+    public List<(int Start, int End)> RecordSpans { get; } = new(128);
+    public byte[] BaseName { get; } = new byte[ReadingLimits.MaxSenMLNameLength];
+    public byte[] Name { get; } = new byte[ReadingLimits.MaxSenMLNameLength];
+    public byte[] ResolvedName { get; } = new byte[ReadingLimits.MaxSenMLNameLength];
+
+    /// <summary>For unescaping short strings (timestamps, units, labels).</summary>
+    public byte[] Small { get; } = new byte[128];
+
+    public ReadingKind Kind { get; private set; }
+    public int DeviceId { get; private set; }
+    public string Topic { get; private set; } = string.Empty;
+    public string? ClientId { get; private set; }
+    public DateTime ReceivedAt { get; private set; }
+    public long ReceivedTicks { get; private set; }
+    public int MaxReadings { get; private set; }
+    public int MaxFutureSkewSeconds { get; private set; }
+    public int MaxAgeDays { get; private set; }
+
+    /// <summary>Earliest and latest timestamp accepted, in ticks, both inclusive.</summary>
+    public long EarliestTicks { get; private set; }
+    public long LatestTicks { get; private set; }
+
+    public static ParseSession Rent()
+    {
+        var session = t_cached ?? new ParseSession();
+        t_cached = null; // a re-entrant call (from a collection's Add) gets its own
+        return session;
+    }
+
+    public static void Return(ParseSession session)
+    {
+        session.Reset();
+        t_cached = session;
+    }
+
+    public void Begin(in ReadingParseContext context, DateTime receivedAt, IngestionOptions options)
+    {
+        Kind = context.Kind;
+        DeviceId = context.DeviceId;
+        Topic = context.Topic ?? string.Empty;
+        ClientId = context.ClientId;
+        ReceivedAt = receivedAt;
+        ReceivedTicks = receivedAt.Ticks;
+        MaxReadings = Math.Max(1, options.MaxReadingsPerMessage);
+        MaxFutureSkewSeconds = Math.Max(0, options.MaxFutureSkewSeconds);
+        MaxAgeDays = Math.Max(0, options.MaxAgeDays);
+        LatestTicks = Math.Min(DateTime.MaxValue.Ticks, ReceivedTicks + (MaxFutureSkewSeconds * TimeSpan.TicksPerSecond));
+        EarliestTicks = Math.Max(0, ReceivedTicks - (MaxAgeDays * TimeSpan.TicksPerDay));
+    }
+
+    /// <summary>Drops what this message gave so far (the payload turned out not to be JSON, or a SenML pack is unusable).</summary>
+    public void ClearOutputs()
+    {
+        Readings.Clear();
+        DeadLetters.Clear();
+    }
+
+    private void Reset()
+    {
+        ClearOutputs();
+        Groups.Clear();
+        GroupIndex.Clear();
+        RecordSpans.Clear();
+        GroupsInTimeOrder = true;
+        if (Readings.Capacity > TrimCapacity)
+        {
+            Readings.Capacity = 128;
+        }
+
+        if (Groups.Capacity > TrimCapacity)
+        {
+            Groups.Capacity = 128;
+            RecordSpans.Capacity = 128;
+            GroupIndex.TrimExcess(128);
+        }
+
+        Topic = string.Empty;
+        ClientId = null;
+    }
+
+    public void Reject(string reason, string detail, ReadOnlySpan<byte> payload) =>
+        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, PayloadText(payload)));
+
+    public void Reject(string reason, string detail, string payloadText) =>
+        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, Clean(payloadText)));
+
+    /// <summary>A timestamp inside the window gives null; else the reason and a detail naming the limit.</summary>
+    public string? CheckTime(long ticks, string what, out string reason)
+    {
+        if (ticks > LatestTicks)
+        {
+            reason = DeadLetterReasons.TimestampFuture;
+            return FormattableString.Invariant(
+                $"{what} {FormatTicks(ticks)} is {Ahead(ticks)} ahead of the time Saito received the message ({FormatTicks(ReceivedTicks)}); at most {MaxFutureSkewSeconds} s is allowed (Ingestion:MaxFutureSkewSeconds)");
+        }
+
+        if (ticks < EarliestTicks)
+        {
+            reason = DeadLetterReasons.TimestampPast;
+            return FormattableString.Invariant(
+                $"{what} {FormatTicks(ticks)} is more than {MaxAgeDays} days before the time Saito received the message ({FormatTicks(ReceivedTicks)}) (Ingestion:MaxAgeDays)");
+        }
+
+        reason = string.Empty;
+        return null;
+    }
+
+    private string Ahead(long ticks)
+    {
+        double seconds = (ticks - (double)ReceivedTicks) / TimeSpan.TicksPerSecond;
+        return seconds < 86_400 * 2
+            ? FormattableString.Invariant($"{seconds:0.######} s")
+            : FormattableString.Invariant($"{seconds / 86_400:0.#} days");
+    }
+
+    /// <summary>ISO 8601 UTC to the microsecond, or a plain tick count outside the calendar.</summary>
+    public static string FormatTicks(long ticks) =>
+        ticks >= 0 && ticks <= DateTime.MaxValue.Ticks
+            ? new DateTime(ticks, DateTimeKind.Utc).ToString("yyyy-MM-dd'T'HH:mm:ss.ffffff'Z'", System.Globalization.CultureInfo.InvariantCulture)
+            : FormattableString.Invariant($"(outside the calendar: {ticks} ticks)");
+
+    /// <summary>
+    /// Payload bytes as dead-letter text: UTF-8 (invalid bytes become U+FFFD), NUL replaced by U+FFFD (PostgreSQL
+    /// text cannot hold it), cut to <see cref="DeadLetter.MaxPayloadChars"/> without splitting a surrogate pair.
+    /// </summary>
+    public static string PayloadText(ReadOnlySpan<byte> payload)
+    {
+        // Each character takes at most 3 bytes (a 4-byte sequence is 2 chars), so this many bytes give enough text.
+        int take = Math.Min(payload.Length, (DeadLetter.MaxPayloadChars * 3) + 3);
+        return Clean(Encoding.UTF8.GetString(payload[..take]));
+    }
+
+    /// <summary>Dead-letter text: NUL replaced, cut to <see cref="DeadLetter.MaxPayloadChars"/> without splitting a surrogate pair.</summary>
+    public static string Clean(string text)
+    {
+        if (text.Length > DeadLetter.MaxPayloadChars)
+        {
+            int cut = DeadLetter.MaxPayloadChars;
+            if (char.IsHighSurrogate(text[cut - 1]))
+            {
+                cut--;
+            }
+
+            text = text[..cut];
+        }
+
+        return text.Contains('\0', StringComparison.Ordinal) ? text.Replace('\0', '\uFFFD') : text;
+    }
+
+    /// <summary>A short excerpt of a token, for details ("got \"72\"").</summary>
+    public static string Excerpt(ReadOnlySpan<byte> token)
+    {
+        const int Max = 48;
+        string text = Encoding.UTF8.GetString(token.Length <= Max ? token : token[..Max]);
+        return token.Length <= Max ? text : text + "...";
+    }
+}

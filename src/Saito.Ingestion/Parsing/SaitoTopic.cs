@@ -1,0 +1,28 @@
+using Saito.Storage.Readings;
+
+namespace Saito.Ingestion.Parsing;
+
+/// <summary>The last level of a Saito topic: which kind of reading the payload holds, or a device's hello.</summary>
+public enum TopicKind
+{
+    Biosensor,
+    Location,
+    Pressure,
+    Hello,
+}
+
+/// <summary>A parsed <c>{prefix}/{hub}/{device}/{kind}</c> topic (see docs/protocol.md).</summary>
+/// <param name="Hub">The hub that published the message (second level).</param>
+/// <param name="Device">The device's serial as the hub names it (third level); the pipeline maps it to a device id.</param>
+/// <param name="Kind">The last level.</param>
+public readonly record struct SaitoTopic(string Hub, string Device, TopicKind Kind)
+{
+    /// <summary>The kind of reading the topic carries, or null for <see cref="TopicKind.Hello"/>.</summary>
+    public ReadingKind? ReadingKind => Kind switch
+    {
+        TopicKind.Biosensor => Storage.Readings.ReadingKind.Biosensor,
+        TopicKind.Location => Storage.Readings.ReadingKind.Location,
+        TopicKind.Pressure => Storage.Readings.ReadingKind.Pressure,
+        _ => null,
+    };
+}

@@ -1,0 +1,169 @@
+using System.Text;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Saito.Ingestion.Parsing;
+using Saito.Storage.Readings;
+
+namespace Saito.Ingestion.Pipeline;
+
+/// <summary>One MQTT message as the ingestion pipeline sees it, from the embedded broker or an external one.</summary>
+public readonly record struct InboundMessage(string Topic, ReadOnlyMemory<byte> Payload, string? ClientId, string? ContentType, DateTime ReceivedAt);
+
+/// <summary>What became of a message.</summary>
+public enum IngestResult
+{
+    /// <summary>Not on a Saito topic (not under <c>Ingestion:TopicPrefix</c>): nothing to store.</summary>
+    NotOurs,
+
+    /// <summary>Everything in it is committed: its readings, and dead letters for what was rejected.</summary>
+    Stored,
+
+    /// <summary>A hello: the device's registration is committed.</summary>
+    DeviceAnnounced,
+}
+
+/// <summary>
+/// Topic, device, payload, queue: takes one message from MQTT to committed rows, and completes only when they are
+/// durable. Bad input never throws out of here: every rejected reading (or a whole message that does not parse)
+/// becomes a dead letter committed with the good readings beside it. What can throw is the database staying
+/// unreachable until the caller gives up, or Saito shutting down; then nothing is acknowledged.
+/// </summary>
+public sealed partial class MessageIngestor
+{
+    private readonly ReadingParser _parser;
+    private readonly DeviceRegistry _registry;
+    private readonly ReadingWriterPool _writers;
+    private readonly IngestionMetrics _metrics;
+    private readonly ILogger<MessageIngestor> _logger;
+    private readonly string _prefix;
+    private readonly string _prefixWithSlash;
+    private readonly object _logWindowLock = new();
+    private long _logWindowStart;
+    private int _loggedInWindow;
+    private int _suppressedInWindow;
+
+    public MessageIngestor(ReadingParser parser, DeviceRegistry registry, ReadingWriterPool writers, IngestionMetrics metrics,
+        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        _parser = parser;
+        _registry = registry;
+        _writers = writers;
+        _metrics = metrics;
+        _logger = logger;
+        _prefix = options.Value.TopicPrefix;
+        _prefixWithSlash = _prefix + "/";
+    }
+
+    public async Task<IngestResult> IngestAsync(InboundMessage message, CancellationToken cancellationToken)
+    {
+        if (!message.Topic.StartsWith(_prefixWithSlash, StringComparison.Ordinal))
+        {
+            return IngestResult.NotOurs;
+        }
+
+        _metrics.Message();
+        var deadLetters = new List<DeadLetter>();
+        if (!SaitoTopicParser.TryParse(message.Topic, _prefix, out var topic, out string? topicError))
+        {
+            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, PayloadText(message.Payload)));
+            LogRejection(message.Topic, DeadLetterReasons.BadTopic, topicError);
+            _metrics.Rejected(DeadLetterReasons.BadTopic);
+            await SubmitAsync(message, [], deadLetters, cancellationToken);
+            return IngestResult.Stored;
+        }
+
+        if (topic.Kind == TopicKind.Hello)
+        {
+            if (_parser.TryParseHello(message.Payload.Span, topic.Hub, out var announcement, out string? helloError))
+            {
+                int id = await _registry.AnnounceAsync(topic.Device, announcement, cancellationToken);
+                LogHello(topic.Device, id, announcement.Kind, announcement.Firmware);
+                return IngestResult.DeviceAnnounced;
+            }
+
+            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, PayloadText(message.Payload)));
+            _metrics.Rejected(DeadLetterReasons.BadHello);
+            await SubmitAsync(message, [], deadLetters, cancellationToken);
+            return IngestResult.Stored;
+        }
+
+        int deviceId = await _registry.GetIdAsync(topic.Device, cancellationToken);
+        var readings = new List<Reading>();
+        var context = new ReadingParseContext(topic.ReadingKind!.Value, deviceId, message.Topic, message.ClientId, message.ReceivedAt, message.ContentType);
+        var parsed = _parser.Parse(context, message.Payload.Span, readings, deadLetters);
+        _metrics.Accepted(parsed.Accepted);
+        if (deadLetters.Count > 0)
+        {
+            foreach (var letter in deadLetters)
+            {
+                _metrics.Rejected(letter.Reason);
+            }
+
+            LogRejection(message.Topic, deadLetters[0].Reason, $"{deadLetters.Count} dead letter(s), {readings.Count} reading(s) kept; first: {deadLetters[0].Detail}");
+        }
+
+        await SubmitAsync(message, readings, deadLetters, cancellationToken);
+        return IngestResult.Stored;
+    }
+
+    private Task<WriteOutcome> SubmitAsync(InboundMessage message, List<Reading> readings, List<DeadLetter> deadLetters, CancellationToken cancellationToken) =>
+        _writers.SubmitAsync(new PendingMessage(message.Topic, message.ClientId, message.Payload, readings, deadLetters), cancellationToken);
+
+    /// <summary>
+    /// Logs rejections, at most <see cref="LogBurst"/> a minute, so a misconfigured hub sending bad data many times a
+    /// second cannot flood the log; the rest are counted in the next line. Every one is in the dead_letter table.
+    /// </summary>
+    private void LogRejection(string topic, string reason, string detail)
+    {
+        int suppressed = 0;
+        lock (_logWindowLock)
+        {
+            long now = Environment.TickCount64;
+            if (now - _logWindowStart > 60_000)
+            {
+                suppressed = _suppressedInWindow;
+                _logWindowStart = now;
+                _loggedInWindow = 0;
+                _suppressedInWindow = 0;
+            }
+
+            if (_loggedInWindow >= LogBurst)
+            {
+                _suppressedInWindow++;
+                return;
+            }
+
+            _loggedInWindow++;
+        }
+
+        if (suppressed > 0)
+        {
+            LogSuppressed(suppressed);
+        }
+
+        LogRejected(topic, reason, detail);
+    }
+
+    private const int LogBurst = 20;
+
+    private static string PayloadText(ReadOnlyMemory<byte> payload)
+    {
+        var span = payload.Span;
+        if (span.Length > DeadLetter.MaxPayloadChars * 4)
+        {
+            span = span[..(DeadLetter.MaxPayloadChars * 4)];
+        }
+
+        return Encoding.UTF8.GetString(span);
+    }
+
+    [LoggerMessage(2101, LogLevel.Warning, "Rejected input on {Topic} ({Reason}): {Detail}")]
+    private partial void LogRejected(string topic, string reason, string detail);
+
+    [LoggerMessage(2103, LogLevel.Warning, "{Count} more rejected message(s) in the last minute were not logged; all are in the dead_letter table")]
+    private partial void LogSuppressed(int count);
+
+    [LoggerMessage(2102, LogLevel.Information, "Device {Serial} (id {Id}) said hello: kind {Kind}, firmware {Firmware}")]
+    private partial void LogHello(string serial, int id, string? kind, string? firmware);
+}

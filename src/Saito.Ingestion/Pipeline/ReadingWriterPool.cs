@@ -1,0 +1,375 @@
+using System.Diagnostics;
+using System.Text;
+using System.Threading.Channels;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Polly;
+using Saito.Storage;
+using Saito.Storage.Readings;
+
+namespace Saito.Ingestion.Pipeline;
+
+/// <summary>
+/// The queue between MQTT and the database, and the writers that drain it. Messages wait in a queue bounded
+/// by readings (<see cref="StorageOptions.QueueCapacity"/>); <see cref="StorageOptions.EffectiveWriters"/>
+/// writer loops each gather a batch (up to <see cref="StorageOptions.BatchSize"/> readings, or what arrived
+/// within <see cref="StorageOptions.BatchAgeMilliseconds"/>), commit it in one transaction through the
+/// database's bulk path, and only then complete the messages in it, which releases their acknowledgements.
+/// <para>
+/// Transient database errors are retried (<see cref="StorageResilience"/>) for as long as it takes; meanwhile
+/// the queue fills and publishers wait. A batch the database refuses outright is split into its messages, and
+/// a message still refused alone is stored as dead letters (reason <c>database-rejected</c>), so one bad
+/// message never holds back the good ones beside it. On shutdown the queue is closed and drained.
+/// </para>
+/// </summary>
+public sealed partial class ReadingWriterPool : BackgroundService
+{
+    private readonly IReadingStore _store;
+    private readonly DeviceRegistry _registry;
+    private readonly StorageOptions _options;
+    private readonly StorageHealth _health;
+    private readonly IngestionMetrics _metrics;
+    private readonly ResiliencePipeline _retry;
+    private readonly TimeProvider _time;
+    private readonly ILogger<ReadingWriterPool> _logger;
+    private readonly Channel<PendingMessage> _queue;
+    private readonly CapacityGate _gate;
+    private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly CancellationTokenSource _abandon = new();
+    private long _queuedMessages;
+
+    public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
+        IngestionMetrics metrics, StorageResilience resilience, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(resilience);
+        _store = store;
+        _registry = registry;
+        _options = options.Value;
+        _health = health;
+        _metrics = metrics;
+        _retry = resilience.Pipeline;
+        _time = timeProvider;
+        _logger = logger;
+        _queue = Channel.CreateUnbounded<PendingMessage>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
+        _gate = new CapacityGate(_options.QueueCapacity);
+    }
+
+    /// <summary>Completes once the schema exists and the device registry is loaded.</summary>
+    public Task Ready => _ready.Task;
+
+    /// <summary>Readings (and dead letters) waiting for a writer.</summary>
+    public long QueuedReadings => _gate.Used;
+
+    public long QueueCapacity => _gate.Capacity;
+
+    public long QueuedMessages => Interlocked.Read(ref _queuedMessages);
+
+    /// <summary>
+    /// Queues a message and completes when it is committed. Waits first while the queue is full. Once queued, a
+    /// message is committed even if <paramref name="cancellationToken"/> fires (the caller just stops waiting).
+    /// </summary>
+    internal async Task<WriteOutcome> SubmitAsync(PendingMessage message, CancellationToken cancellationToken)
+    {
+        await _gate.AcquireAsync(message.Weight, cancellationToken);
+        Interlocked.Increment(ref _queuedMessages);
+        if (!_queue.Writer.TryWrite(message))
+        {
+            Interlocked.Decrement(ref _queuedMessages);
+            _gate.Release(message.Weight);
+            throw new IngestionStoppedException();
+        }
+
+        return await message.Completion.WaitAsync(cancellationToken);
+    }
+
+    public override async Task StopAsync(CancellationToken cancellationToken)
+    {
+        // No new messages; the writers drain what is queued. If the host's shutdown timeout fires first (the
+        // database is down), the writers give up: those messages were never acknowledged, so hubs send them again.
+        _queue.Writer.TryComplete();
+        using var registration = cancellationToken.Register(() => _abandon.Cancel());
+        await base.StopAsync(cancellationToken);
+    }
+
+    public override void Dispose()
+    {
+        _abandon.Dispose();
+        base.Dispose();
+    }
+
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        var abandon = _abandon.Token;
+        try
+        {
+            await PrepareAsync(abandon);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            LogSchemaFailed(ex, _store.Describe());
+            _ready.TrySetException(ex);
+            _queue.Writer.TryComplete(ex);
+            throw;
+        }
+        catch (OperationCanceledException)
+        {
+            _ready.TrySetCanceled(abandon);
+            return;
+        }
+
+        int writers = _options.EffectiveWriters;
+        LogWriting(_store.KeyStrategy, writers, _options.BatchSize, _options.BatchAgeMilliseconds);
+        var loops = new Task[writers];
+        for (int i = 0; i < writers; i++)
+        {
+            loops[i] = Task.Run(() => WriterLoopAsync(abandon), CancellationToken.None);
+        }
+
+        await Task.WhenAll(loops);
+        LogDrained(_metrics.ReadingsStoredTotal);
+    }
+
+    private async Task PrepareAsync(CancellationToken cancellationToken)
+    {
+        var report = await _retry.ExecuteAsync(async ct => await _store.EnsureSchemaAsync(ct), cancellationToken);
+        if (report.CreatedAnything)
+        {
+            LogSchemaCreated(report.Created.Count, _store.Describe());
+        }
+        else
+        {
+            LogSchemaFound(report.Existing.Count, _store.Describe());
+        }
+
+        await _registry.LoadAsync(cancellationToken);
+        _health.MarkSchemaReady();
+        _ready.TrySetResult();
+    }
+
+    private async Task WriterLoopAsync(CancellationToken abandon)
+    {
+        var reader = _queue.Reader;
+        var batch = new ReadingBatch();
+        var messages = new List<PendingMessage>();
+        var ageTimer = new AgeTimer();
+        try
+        {
+            while (await reader.WaitToReadAsync(abandon))
+            {
+                messages.Clear();
+                batch.Clear();
+                int readings = 0;
+                long oldest = 0;
+                while (readings < _options.BatchSize)
+                {
+                    if (reader.TryRead(out var message))
+                    {
+                        if (messages.Count == 0)
+                        {
+                            oldest = message.EnqueuedAt;
+                        }
+
+                        messages.Add(message);
+                        batch.AddRange(message.Readings);
+                        batch.DeadLetters.AddRange(message.DeadLetters);
+                        readings += message.Weight;
+                        continue;
+                    }
+
+                    if (messages.Count == 0)
+                    {
+                        break; // another writer took it
+                    }
+
+                    var left = TimeSpan.FromMilliseconds(_options.BatchAgeMilliseconds) - Stopwatch.GetElapsedTime(oldest);
+                    if (left <= TimeSpan.Zero || !await WaitForMoreAsync(reader, left, ageTimer, abandon))
+                    {
+                        break;
+                    }
+                }
+
+                if (messages.Count > 0)
+                {
+                    await CommitAsync(messages, batch, abandon);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (abandon.IsCancellationRequested)
+        {
+            // Shutdown timed out with the database unreachable: what is still queued was never acknowledged.
+            int left = 0;
+            while (reader.TryRead(out var message))
+            {
+                message.Fail(new IngestionStoppedException());
+                _gate.Release(message.Weight);
+                left++;
+            }
+
+            if (left > 0)
+            {
+                LogAbandoned(left);
+            }
+        }
+        finally
+        {
+            ageTimer.Dispose();
+        }
+    }
+
+    private static async ValueTask<bool> WaitForMoreAsync(ChannelReader<PendingMessage> reader, TimeSpan wait, AgeTimer timer, CancellationToken abandon)
+    {
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(timer.Start(wait), abandon);
+        try
+        {
+            return await reader.WaitToReadAsync(linked.Token);
+        }
+        catch (OperationCanceledException) when (!abandon.IsCancellationRequested)
+        {
+            return false; // the batch is old enough: write what we have
+        }
+    }
+
+    private async Task CommitAsync(List<PendingMessage> messages, ReadingBatch batch, CancellationToken abandon)
+    {
+        long started = Stopwatch.GetTimestamp();
+        try
+        {
+            var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
+            _health.MarkSucceeded(_time.GetUtcNow());
+            _metrics.Committed(result.Inserted, Math.Max(0, result.Duplicates), batch.ReadingCount, Stopwatch.GetElapsedTime(started).TotalSeconds);
+            foreach (var message in messages)
+            {
+                _metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt).TotalSeconds);
+                message.Complete(WriteOutcome.Committed);
+            }
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException && !_store.IsTransient(ex))
+        {
+            // The database refused the batch itself (not a passing failure). Find the message it refuses.
+            if (messages.Count > 1)
+            {
+                LogBatchRefused(ex, messages.Count, batch.ReadingCount);
+                var single = new ReadingBatch();
+                foreach (var message in messages)
+                {
+                    single.Clear();
+                    single.AddRange(message.Readings);
+                    single.DeadLetters.AddRange(message.DeadLetters);
+                    await CommitOneAsync(message, single, abandon);
+                }
+            }
+            else
+            {
+                await DeadLetterWholeAsync(messages[0], ex, abandon);
+            }
+        }
+        finally
+        {
+            foreach (var message in messages)
+            {
+                _gate.Release(message.Weight);
+                Interlocked.Decrement(ref _queuedMessages);
+            }
+        }
+    }
+
+    private async Task CommitOneAsync(PendingMessage message, ReadingBatch batch, CancellationToken abandon)
+    {
+        try
+        {
+            var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
+            _metrics.Committed(result.Inserted, Math.Max(0, result.Duplicates), batch.ReadingCount, 0);
+            message.Complete(WriteOutcome.Committed);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException && !_store.IsTransient(ex))
+        {
+            await DeadLetterWholeAsync(message, ex, abandon);
+        }
+    }
+
+    private async Task DeadLetterWholeAsync(PendingMessage message, Exception refusal, CancellationToken abandon)
+    {
+        var batch = new ReadingBatch();
+        batch.DeadLetters.AddRange(message.DeadLetters);
+        batch.DeadLetters.Add(new DeadLetter(_time.GetUtcNow().UtcDateTime, message.Topic, message.ClientId, "database-rejected",
+            $"{message.Readings.Count} reading(s) refused by the database: {refusal.GetType().Name}: {refusal.Message}",
+            Encoding.UTF8.GetString(message.Payload.Span[..Math.Min(message.Payload.Length, DeadLetter.MaxPayloadChars * 4)])));
+        LogMessageRefused(refusal, message.Topic, message.Readings.Count);
+        try
+        {
+            await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
+            _metrics.Rejected("database-rejected", Math.Max(1, message.Readings.Count));
+            message.Complete(WriteOutcome.DeadLettered);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            // Not even the dead letter could be stored: the message is not acknowledged, so it is not lost.
+            message.Fail(ex);
+        }
+    }
+
+    /// <summary>One reusable timer per writer for the batch-age wait.</summary>
+    private sealed class AgeTimer : IDisposable
+    {
+        private CancellationTokenSource _source = new();
+
+        public CancellationToken Start(TimeSpan after)
+        {
+            if (!_source.TryReset())
+            {
+                _source.Dispose();
+                _source = new CancellationTokenSource();
+            }
+
+            _source.CancelAfter(after);
+            return _source.Token;
+        }
+
+        public void Dispose() => _source.Dispose();
+    }
+
+    [LoggerMessage(2010, LogLevel.Information, "Database ready: created {Created} missing object(s) in {Store}")]
+    private partial void LogSchemaCreated(int created, string store);
+
+    [LoggerMessage(2011, LogLevel.Information, "Schema present in {Store} ({Tables} tables)")]
+    private partial void LogSchemaFound(int tables, string store);
+
+    [LoggerMessage(2012, LogLevel.Information, "Writing readings: {KeyStrategy} keys, {Writers} writer(s), batches of up to {BatchSize} readings or {BatchAgeMs} ms")]
+    private partial void LogWriting(Saito.Storage.Keys.KeyStrategy keyStrategy, int writers, int batchSize, int batchAgeMs);
+
+    [LoggerMessage(2013, LogLevel.Critical, "Could not prepare {Store}; Saito cannot store readings")]
+    private partial void LogSchemaFailed(Exception exception, string store);
+
+    [LoggerMessage(2014, LogLevel.Error, "The database refused a batch of {Messages} messages ({Readings} readings); writing them one message at a time")]
+    private partial void LogBatchRefused(Exception exception, int messages, int readings);
+
+    [LoggerMessage(2015, LogLevel.Error, "The database refused the {Readings} reading(s) of a message on {Topic}; stored as a dead letter")]
+    private partial void LogMessageRefused(Exception exception, string topic, int readings);
+
+    [LoggerMessage(2016, LogLevel.Warning, "Shutdown timed out with {Messages} message(s) not committed; they were not acknowledged and will be sent again")]
+    private partial void LogAbandoned(int messages);
+
+    [LoggerMessage(2017, LogLevel.Information, "Writers stopped; {Readings} readings stored since start")]
+    private partial void LogDrained(long readings);
+}
+
+/// <summary>Saito is shutting down and takes no more messages; they were not acknowledged.</summary>
+public sealed class IngestionStoppedException : Exception
+{
+    public IngestionStoppedException()
+        : base("Saito is shutting down and takes no more readings.")
+    {
+    }
+
+    public IngestionStoppedException(string message)
+        : base(message)
+    {
+    }
+
+    public IngestionStoppedException(string message, Exception innerException)
+        : base(message, innerException)
+    {
+    }
+}

@@ -1,0 +1,63 @@
+namespace Saito.Ingestion.Pipeline;
+
+/// <summary>
+/// Whether the database is taking writes, as the writers last saw it: /health reports it, and it is why
+/// acknowledgements are held (a database that stays down holds them all back until it returns).
+/// </summary>
+public sealed class StorageHealth
+{
+    private readonly object _lock = new();
+    private bool _schemaReady;
+    private DateTimeOffset? _failingSince;
+    private string? _lastError;
+    private DateTimeOffset? _lastCommit;
+
+    public bool SchemaReady
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _schemaReady;
+            }
+        }
+    }
+
+    /// <summary>A snapshot for the health check and logs.</summary>
+    public (bool SchemaReady, DateTimeOffset? FailingSince, string? LastError, DateTimeOffset? LastCommit) Snapshot()
+    {
+        lock (_lock)
+        {
+            return (_schemaReady, _failingSince, _lastError, _lastCommit);
+        }
+    }
+
+    public void MarkSchemaReady()
+    {
+        lock (_lock)
+        {
+            _schemaReady = true;
+            _failingSince = null;
+            _lastError = null;
+        }
+    }
+
+    public void MarkSucceeded(DateTimeOffset now)
+    {
+        lock (_lock)
+        {
+            _failingSince = null;
+            _lastError = null;
+            _lastCommit = now;
+        }
+    }
+
+    public void MarkFailing(DateTimeOffset now, string error)
+    {
+        lock (_lock)
+        {
+            _failingSince ??= now;
+            _lastError = error;
+        }
+    }
+}

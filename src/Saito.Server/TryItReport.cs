@@ -1,0 +1,65 @@
+using Microsoft.Extensions.Options;
+using Saito.Ingestion;
+using Saito.Ingestion.Hosting;
+using Saito.Ingestion.Pipeline;
+using Saito.Mqtt.Broker;
+using Saito.Storage;
+using Saito.Storage.Keys;
+
+namespace Saito.Server;
+
+/// <summary>
+/// Once Saito is listening and its database is ready, logs two command lines a newcomer can paste: one that
+/// stores a reading, one that shows it stored.
+/// </summary>
+internal sealed partial class TryItReport(
+    IHostApplicationLifetime lifetime, ReadingWriterPool writers, IServiceProvider services, IOptions<StorageOptions> storage,
+    IOptions<IngestionOptions> ingestion, ILogger<TryItReport> logger) : IHostedService
+{
+    public Task StartAsync(CancellationToken cancellationToken)
+    {
+        lifetime.ApplicationStarted.Register(() => _ = writers.Ready.ContinueWith(
+            ready =>
+            {
+                if (ready.IsCompletedSuccessfully)
+                {
+                    Report();
+                }
+            },
+            CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default));
+        return Task.CompletedTask;
+    }
+
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    private void Report()
+    {
+        string topic = $"{ingestion.Value.TopicPrefix}/hub-1/wrist-17/biosensor";
+        string payload = "{\"ts\":\"" + DateTime.UtcNow.ToString("yyyy-MM-ddTHH:mm:ss.fffZ", System.Globalization.CultureInfo.InvariantCulture) + "\",\"hr\":72,\"sys\":118,\"dia\":76,\"temp\":33.4}";
+        if (services.GetService<MqttBroker>() is { } broker && broker.Options.Port > 0)
+        {
+            string host = broker.Options.BindAddress is "0.0.0.0" or "*" or "::" ? "localhost" : broker.Options.BindAddress;
+            LogTryPublish($"mosquitto_pub -h {host} -p {broker.Options.Port} -q 1 -t {topic} -m '{payload}'");
+        }
+        else if (services.GetService<IOptions<ExternalBrokerOptions>>() is { } external)
+        {
+            LogTryPublish($"mosquitto_pub -h {external.Value.Host} -p {external.Value.Port} -q 1 -t {topic} -m '{payload}'");
+        }
+
+        var options = storage.Value;
+        string table = ReadingTables.TableName(Saito.Storage.Readings.ReadingKind.Biosensor, options.KeyStrategy, StorageTier.Hot);
+        string show = options.Provider switch
+        {
+            StorageProvider.Sqlite => $"sqlite3 {Path.Combine(options.HotPath, "saito-hot.db")} \"SELECT * FROM v_biosensor ORDER BY ts DESC LIMIT 5\"",
+            StorageProvider.Postgres => $"psql \"<Storage:ConnectionString>\" -c \"SELECT * FROM {table} ORDER BY ts DESC LIMIT 5\"",
+            _ => $"sqlcmd -Q \"SELECT TOP 5 * FROM {table} ORDER BY ts DESC\"",
+        };
+        LogTryShow(show);
+    }
+
+    [LoggerMessage(1201, LogLevel.Information, "Store a reading: {Command}")]
+    private partial void LogTryPublish(string command);
+
+    [LoggerMessage(1202, LogLevel.Information, "See it stored: {Command}")]
+    private partial void LogTryShow(string command);
+}

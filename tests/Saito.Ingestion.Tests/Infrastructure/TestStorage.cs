@@ -1,0 +1,109 @@
+using Microsoft.Data.Sqlite;
+
+namespace Saito.Ingestion.Tests.Infrastructure;
+
+/// <summary>A throwaway database for one test: its own SQLite folders, or its own PostgreSQL database.</summary>
+public abstract class TestStorage : IAsyncDisposable
+{
+    /// <summary><c>Section:Key=value</c> settings that point Saito at this database.</summary>
+    public abstract IReadOnlyList<string> Settings { get; }
+
+    public abstract ValueTask DisposeAsync();
+}
+
+public sealed class SqliteTestStorage : TestStorage
+{
+    public SqliteTestStorage(string? keyStrategy = null)
+    {
+        Directory = System.IO.Directory.CreateTempSubdirectory("saito-ingestion-test-").FullName;
+        var settings = new List<string>
+        {
+            "Storage:Provider=sqlite",
+            $"Storage:HotPath={HotPath}",
+            $"Storage:ArchivePath={ArchivePath}",
+        };
+        if (keyStrategy is not null)
+        {
+            settings.Add($"Storage:KeyStrategy={keyStrategy}");
+        }
+
+        Settings = settings;
+    }
+
+    public string Directory { get; }
+    public string HotPath => Path.Combine(Directory, "hot");
+    public string ArchivePath => Path.Combine(Directory, "archive");
+    public string HotFile => Path.Combine(HotPath, "saito-hot.db");
+
+    public override IReadOnlyList<string> Settings { get; }
+
+    public override ValueTask DisposeAsync()
+    {
+        SqliteConnection.ClearAllPools();
+        try
+        {
+            System.IO.Directory.Delete(Directory, recursive: true);
+        }
+        catch (IOException)
+        {
+            // A server process killed by a test may still be releasing a file; the folder is in /tmp.
+        }
+
+        return ValueTask.CompletedTask;
+    }
+}
+
+/// <summary>
+/// A fresh database on the PostgreSQL server named by <c>SAITO_TEST_POSTGRES</c> (scripts/test.sh starts one),
+/// dropped afterwards.
+/// </summary>
+public sealed class PostgresTestStorage : TestStorage
+{
+    private readonly string _adminConnectionString;
+
+    private PostgresTestStorage(string adminConnectionString, string database, string connectionString)
+    {
+        _adminConnectionString = adminConnectionString;
+        Database = database;
+        ConnectionString = connectionString;
+        Settings = ["Storage:Provider=postgres", $"Storage:ConnectionString={connectionString}"];
+    }
+
+    public static string ServerConnectionString =>
+        Environment.GetEnvironmentVariable("SAITO_TEST_POSTGRES") is { Length: > 0 } configured ? configured : "Host=127.0.0.1;Port=5432;Username=postgres";
+
+    public string Database { get; }
+    public string ConnectionString { get; }
+
+    public override IReadOnlyList<string> Settings { get; }
+
+    public static async Task<PostgresTestStorage> CreateAsync()
+    {
+        string admin = ServerConnectionString;
+        string database = "saito_it_" + Guid.NewGuid().ToString("N")[..12];
+        try
+        {
+            await using var connection = new Npgsql.NpgsqlConnection(admin);
+            await connection.OpenAsync();
+            await using var create = new Npgsql.NpgsqlCommand($"CREATE DATABASE {database}", connection);
+            await create.ExecuteNonQueryAsync();
+        }
+        catch (Exception ex) when (ex is Npgsql.NpgsqlException or System.Net.Sockets.SocketException)
+        {
+            throw new InvalidOperationException(
+                $"No PostgreSQL at '{admin}' ({ex.Message}). Run scripts/test.sh (it installs and starts one) or set SAITO_TEST_POSTGRES.", ex);
+        }
+
+        var builder = new Npgsql.NpgsqlConnectionStringBuilder(admin) { Database = database };
+        return new PostgresTestStorage(admin, database, builder.ConnectionString);
+    }
+
+    public override async ValueTask DisposeAsync()
+    {
+        Npgsql.NpgsqlConnection.ClearAllPools();
+        await using var connection = new Npgsql.NpgsqlConnection(_adminConnectionString);
+        await connection.OpenAsync();
+        await using var drop = new Npgsql.NpgsqlCommand($"DROP DATABASE IF EXISTS {Database} WITH (FORCE)", connection);
+        await drop.ExecuteNonQueryAsync();
+    }
+}
