@@ -1,15 +1,41 @@
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Saito.Ingestion.Pipeline;
+using Saito.Storage;
 
 namespace Saito.Ingestion.Hosting;
 
 /// <summary>
 /// /health for storage: unhealthy while the schema is not ready or database writes are failing (acknowledgements
-/// are held then), degraded when the queue is more than 80% full (publishers are about to be slowed down).
+/// are held then), degraded when the queue is more than 80% full (publishers are about to be slowed down). When no
+/// writes are failing it also pings the database (a round trip of at most 2 s), so a database that went away while
+/// no readings arrived shows too.
 /// </summary>
-internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPool writers, DeviceRegistry registry, TimeProvider time) : IHealthCheck
+internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPool writers, DeviceRegistry registry, IReadingStore store, TimeProvider time) : IHealthCheck
 {
-    public Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
+    private static readonly TimeSpan PingTimeout = TimeSpan.FromSeconds(2);
+
+    public async Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
+    {
+        var result = Evaluate();
+        if (result.Status != HealthStatus.Healthy)
+        {
+            return result;
+        }
+
+        try
+        {
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            timeout.CancelAfter(PingTimeout);
+            await store.PingAsync(timeout.Token);
+            return result;
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException || !cancellationToken.IsCancellationRequested)
+        {
+            return HealthCheckResult.Unhealthy($"the database does not answer: {ex.Message}", ex, result.Data);
+        }
+    }
+
+    private HealthCheckResult Evaluate()
     {
         var (schemaReady, failingSince, lastError, lastCommit) = health.Snapshot();
         var data = new Dictionary<string, object>
@@ -25,26 +51,26 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
 
         if (writers.Ready.IsFaulted)
         {
-            return Task.FromResult(HealthCheckResult.Unhealthy("the database could not be prepared: " + writers.Ready.Exception?.GetBaseException().Message, data: data));
+            return HealthCheckResult.Unhealthy("the database could not be prepared: " + writers.Ready.Exception?.GetBaseException().Message, data: data);
         }
 
         if (failingSince is { } since)
         {
             data["failing_since"] = since.ToString("O", System.Globalization.CultureInfo.InvariantCulture);
             double seconds = (time.GetUtcNow() - since).TotalSeconds;
-            return Task.FromResult(HealthCheckResult.Unhealthy($"database writes failing for {seconds:F0} s (acknowledgements held): {lastError}", data: data));
+            return HealthCheckResult.Unhealthy($"database writes failing for {seconds:F0} s (acknowledgements held): {lastError}", data: data);
         }
 
         if (!schemaReady)
         {
-            return Task.FromResult(HealthCheckResult.Unhealthy("preparing the database", data: data));
+            return HealthCheckResult.Unhealthy("preparing the database", data: data);
         }
 
         if (writers.QueuedReadings > writers.QueueCapacity * 8 / 10)
         {
-            return Task.FromResult(HealthCheckResult.Degraded("the write queue is over 80% full: publishers are being slowed down", data: data));
+            return HealthCheckResult.Degraded("the write queue is over 80% full: publishers are being slowed down", data: data);
         }
 
-        return Task.FromResult(HealthCheckResult.Healthy("storing readings", data));
+        return HealthCheckResult.Healthy("storing readings", data);
     }
 }
