@@ -1,0 +1,3 @@
+using Saito.Archiver;
+
+return await ArchiverCli.RunAsync(args);

@@ -1,0 +1,95 @@
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+
+namespace Saito.Storage.Archive;
+
+/// <summary>Where a batch is: each state is recorded in the journal once what it names is durable.</summary>
+public enum BatchState
+{
+    /// <summary>The batch is chosen (kind, slice, start after <see cref="ArchiveBatch.Cursor"/>); nothing moved yet.</summary>
+    Planned,
+
+    /// <summary>Its rows are in the export file and the manifest, both synced and renamed into place.</summary>
+    Exported,
+
+    /// <summary>The export's rows are in the archive table (committed with this state, in one transaction).</summary>
+    Archived,
+
+    /// <summary>The export's rows are gone from the hot table: the batch is finished.</summary>
+    Done,
+}
+
+/// <summary>One row of the journal (<c>archive_journal</c>): a batch, what it moves, and how far it has got.</summary>
+public sealed record ArchiveBatch
+{
+    public required string Id { get; init; }
+
+    public required string RunId { get; init; }
+
+    public required ReadingKind Kind { get; init; }
+
+    public required KeyStrategy Keys { get; init; }
+
+    public required int Slice { get; init; }
+
+    public long? SliceLow { get; init; }
+
+    public long? SliceHigh { get; init; }
+
+    /// <summary>The batch takes the rows after this key (in key order); null: from the start of the slice.</summary>
+    public string? Cursor { get; init; }
+
+    /// <summary>Rows with ts before this (microseconds since 1970 UTC) are moved.</summary>
+    public required long CutoffMicros { get; init; }
+
+    public required int BatchRows { get; init; }
+
+    public required BatchState State { get; init; }
+
+    /// <summary>The export file (absolute path); its manifest is beside it (<see cref="ExportFiles.ManifestPath"/>).</summary>
+    public required string File { get; init; }
+
+    public long Rows { get; init; }
+
+    public string? FirstKey { get; init; }
+
+    public string? LastKey { get; init; }
+
+    public string? Sha256 { get; init; }
+
+    public ArchiveSlice SliceOf() => new(Kind, Slice, SliceLow, SliceHigh);
+
+    public static string StateName(BatchState state) => state switch
+    {
+        BatchState.Planned => "planned",
+        BatchState.Exported => "exported",
+        BatchState.Archived => "archived",
+        BatchState.Done => "done",
+        _ => throw new ArgumentOutOfRangeException(nameof(state), state, null),
+    };
+
+    public static BatchState ParseState(string name) => name switch
+    {
+        "planned" => BatchState.Planned,
+        "exported" => BatchState.Exported,
+        "archived" => BatchState.Archived,
+        "done" => BatchState.Done,
+        _ => throw new InvalidDataException($"Unknown batch state '{name}' in the archive journal."),
+    };
+}
+
+/// <summary>The archiver cannot start here: a database file is missing, or a setting names something that does not exist.</summary>
+public sealed class ArchiveSetupException : Exception
+{
+    public ArchiveSetupException()
+    {
+    }
+
+    public ArchiveSetupException(string message) : base(message)
+    {
+    }
+
+    public ArchiveSetupException(string message, Exception innerException) : base(message, innerException)
+    {
+    }
+}

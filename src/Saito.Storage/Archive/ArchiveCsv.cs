@@ -1,0 +1,136 @@
+using System.Globalization;
+using System.IO.Compression;
+using System.Text;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+
+namespace Saito.Storage.Archive;
+
+/// <summary>
+/// The export files: CSV with a header of the table's columns (<see cref="ReadingTables.Columns"/>), one row a line,
+/// <c>\n</c> line ends, UTF-8 without BOM. GUID keys as 36-character GUIDs; times as ISO-8601 UTC with six fractional
+/// digits (<c>2026-03-01T12:00:00.123456Z</c>); values in .NET's shortest round-trip form, an empty field for NULL.
+/// So a file reads back to exactly the rows that were exported, and loads into any database with its CSV importer.
+/// </summary>
+public static class ArchiveCsv
+{
+    private const string TimeFormat = "yyyy-MM-dd'T'HH:mm:ss.ffffff'Z'";
+
+    public static string Header(ReadingKind kind, KeyStrategy keys) => string.Join(',', ReadingTables.Columns(kind, keys));
+
+    /// <summary>Opens a file for writing (gzip when asked); the caller disposes the writer, which closes the file.</summary>
+    public static StreamWriter CreateWriter(FileStream file, bool gzip)
+    {
+        ArgumentNullException.ThrowIfNull(file);
+        Stream stream = gzip ? new GZipStream(file, CompressionLevel.Fastest, leaveOpen: true) : file;
+        return new StreamWriter(stream, new UTF8Encoding(false), 1 << 16, leaveOpen: !gzip) { NewLine = "\n" };
+    }
+
+    public static void WriteRow(StreamWriter writer, in ArchiveRow row, KeyStrategy keys, int valueCount)
+    {
+        ArgumentNullException.ThrowIfNull(writer);
+        Span<char> buffer = stackalloc char[64];
+        var reading = row.Reading;
+        if (keys != KeyStrategy.Natural)
+        {
+            row.Id.TryFormat(buffer, out int written, "D");
+            writer.Write(buffer[..written]);
+            writer.Write(',');
+        }
+
+        Write(writer, buffer, reading.DeviceId);
+        writer.Write(',');
+        Write(writer, buffer, reading.Channel);
+        writer.Write(',');
+        reading.Timestamp.TryFormat(buffer, out int ts, TimeFormat, CultureInfo.InvariantCulture);
+        writer.Write(buffer[..ts]);
+        for (int i = 0; i < valueCount; i++)
+        {
+            writer.Write(',');
+            double? value = ReadingTables.Value(reading, i);
+            if (value.HasValue)
+            {
+                value.GetValueOrDefault().TryFormat(buffer, out int v, "R", CultureInfo.InvariantCulture);
+                writer.Write(buffer[..v]);
+            }
+        }
+
+        writer.Write(',');
+        reading.ReceivedAt.TryFormat(buffer, out int received, TimeFormat, CultureInfo.InvariantCulture);
+        writer.Write(buffer[..received]);
+        writer.Write('\n');
+    }
+
+    private static void Write(StreamWriter writer, Span<char> buffer, int value)
+    {
+        value.TryFormat(buffer, out int written, default, CultureInfo.InvariantCulture);
+        writer.Write(buffer[..written]);
+    }
+
+    /// <summary>Every row of an export file, in file order. Throws <see cref="InvalidDataException"/> on a malformed line.</summary>
+    public static IEnumerable<ArchiveRow> Read(string path, ReadingKind kind, KeyStrategy keys)
+    {
+        using var file = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16);
+        Stream stream = IsGzip(path) ? new GZipStream(file, CompressionMode.Decompress) : file;
+        using var reader = new StreamReader(stream, Encoding.UTF8, false, 1 << 16);
+        string header = Header(kind, keys);
+        string? first = reader.ReadLine();
+        if (!string.Equals(first, header, StringComparison.Ordinal))
+        {
+            throw new InvalidDataException($"{path}: the header is '{first}', expected '{header}'.");
+        }
+
+        int valueCount = ReadingTables.ValueColumns(kind).Count;
+        int expectedFields = ReadingTables.Columns(kind, keys).Count;
+        var values = new double?[4];
+        long line = 1;
+        while (reader.ReadLine() is { } text)
+        {
+            line++;
+            yield return ParseRow(text, kind, keys, valueCount, expectedFields, values, path, line);
+        }
+    }
+
+    public static bool IsGzip(string path) => path.EndsWith(".gz", StringComparison.Ordinal);
+
+    private static ArchiveRow ParseRow(string text, ReadingKind kind, KeyStrategy keys, int valueCount, int expectedFields,
+        double?[] values, string path, long line)
+    {
+        try
+        {
+            var span = text.AsSpan();
+            Span<Range> fields = stackalloc Range[9];
+            int count = span.Split(fields, ',');
+            if (count != expectedFields)
+            {
+                throw new FormatException($"{count} fields, expected {expectedFields}");
+            }
+
+            int f = 0;
+            Guid id = keys == KeyStrategy.Natural ? Guid.Empty : Guid.ParseExact(span[fields[f++]], "D");
+            int device = int.Parse(span[fields[f++]], NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture);
+            int channel = int.Parse(span[fields[f++]], NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture);
+            var ts = ParseTime(span[fields[f++]]);
+            Array.Clear(values);
+            for (int i = 0; i < valueCount; i++)
+            {
+                var field = span[fields[f++]];
+                values[i] = field.IsEmpty ? null : double.Parse(field, NumberStyles.Float, CultureInfo.InvariantCulture);
+            }
+
+            var received = ParseTime(span[fields[f]]);
+            return new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3]));
+        }
+        catch (FormatException e)
+        {
+            throw new InvalidDataException($"{path} line {line}: {e.Message}", e);
+        }
+        catch (OverflowException e)
+        {
+            throw new InvalidDataException($"{path} line {line}: {e.Message}", e);
+        }
+    }
+
+    private static DateTime ParseTime(ReadOnlySpan<char> text) =>
+        DateTime.ParseExact(text, TimeFormat, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal | DateTimeStyles.AssumeUniversal);
+}

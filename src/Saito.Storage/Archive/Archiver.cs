@@ -1,0 +1,563 @@
+using System.Diagnostics;
+using System.Globalization;
+using Microsoft.Extensions.Logging;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+using Saito.Storage.Schema;
+
+namespace Saito.Storage.Archive;
+
+// CA1873: the log arguments below are computed a few times per batch of tens of thousands of rows, never per row.
+#pragma warning disable CA1873
+
+/// <summary>What <c>run</c> is asked to do.</summary>
+public sealed record ArchiveRunRequest
+{
+    public required IReadOnlyList<ReadingKind> Kinds { get; init; }
+
+    /// <summary>Readings with ts before this (UTC) are moved.</summary>
+    public required DateTime Cutoff { get; init; }
+
+    public int Threads { get; init; } = 1;
+
+    public int BatchRows { get; init; } = 50_000;
+
+    public required string ExportDirectory { get; init; }
+
+    public bool Gzip { get; init; }
+
+    /// <summary>Count only: no journal, no file, no row changes.</summary>
+    public bool DryRun { get; init; }
+}
+
+/// <summary>Rows and batches of one kind in a run.</summary>
+public sealed class ArchiveKindSummary
+{
+    public required string Kind { get; init; }
+
+    public long RowsOlder { get; set; }
+
+    private long _rowsMoved;
+    private long _rowsInserted;
+    private long _batches;
+
+    public long RowsMoved => Interlocked.Read(ref _rowsMoved);
+
+    public long RowsInserted => Interlocked.Read(ref _rowsInserted);
+
+    public long Batches => Interlocked.Read(ref _batches);
+
+    internal void AddInserted(long rows) => Interlocked.Add(ref _rowsInserted, rows);
+
+    internal void AddBatch(long rows)
+    {
+        Interlocked.Add(ref _rowsMoved, rows);
+        Interlocked.Increment(ref _batches);
+    }
+}
+
+/// <summary>What <c>run</c> did.</summary>
+public sealed class ArchiveRunSummary
+{
+    public required bool DryRun { get; init; }
+
+    public required DateTime CutoffUtc { get; init; }
+
+    public required string KeyStrategy { get; init; }
+
+    public required IReadOnlyList<ArchiveKindSummary> Kinds { get; init; }
+
+    public int ResumedBatches { get; set; }
+
+    public int UnfinishedBatches { get; set; }
+
+    public List<string> Failures { get; } = [];
+
+    public TimeSpan Elapsed { get; set; }
+
+    public long RowsMoved => Kinds.Sum(k => k.RowsMoved);
+
+    public long RowsOlder => Kinds.Sum(k => k.RowsOlder);
+
+    public double RowsPerSecond => Elapsed.TotalSeconds > 0 ? RowsMoved / Elapsed.TotalSeconds : 0;
+
+    /// <summary>True when there was nothing to move and nothing to resume.</summary>
+    public bool NothingToDo => RowsOlder == 0 && ResumedBatches == 0 && UnfinishedBatches == 0;
+}
+
+/// <summary>What <c>verify</c> found: every problem in words a person can act on.</summary>
+public sealed class ArchiveVerifyReport
+{
+    public int BatchesChecked { get; set; }
+
+    public long RowsChecked { get; set; }
+
+    public List<string> Problems { get; } = [];
+
+    public bool Ok => Problems.Count == 0;
+}
+
+/// <summary>What <c>restore</c> did.</summary>
+public sealed class ArchiveRestoreSummary
+{
+    public int Files { get; set; }
+
+    public long RowsRead { get; set; }
+
+    public long RowsInserted { get; set; }
+
+    public List<string> Problems { get; } = [];
+}
+
+/// <summary>
+/// The archiver: moves readings older than a cutoff from the hot tables to the archive tables through export files,
+/// batch by batch, each batch's progress in a journal so that a run killed at any point is finished by the next.
+/// <para>
+/// A batch: <b>plan</b> (journal: planned, with its slice and the key it starts after) → <b>select</b> up to
+/// <see cref="ArchiveRunRequest.BatchRows"/> rows in key order → <b>export</b> them to a CSV file and a manifest, each
+/// written to a temporary name, synced and renamed (journal: exported, with row count, first/last key and SHA-256) →
+/// <b>archive</b>: insert the export's rows into the archive table, skipping any already there, with the journal's
+/// "archived" in the same transaction → <b>delete</b> exactly the export's keys from the hot table (rows that arrived
+/// meanwhile stay for the next run) → journal: done. Resumed batches read their rows back from the export file, after
+/// checking its SHA-256 against the journal, so a batch is always moved from the copy that was recorded.
+/// </para>
+/// See docs/archiver.md.
+/// </summary>
+public sealed class Archiver : IAsyncDisposable
+{
+    private readonly IArchiveEngine _engine;
+    private readonly KeyStrategy _keys;
+    private readonly ILogger _logger;
+
+    public Archiver(StorageOptions storage, ILoggerFactory loggerFactory)
+    {
+        ArgumentNullException.ThrowIfNull(storage);
+        ArgumentNullException.ThrowIfNull(loggerFactory);
+        _keys = storage.KeyStrategy;
+        _logger = loggerFactory.CreateLogger<Archiver>();
+        _engine = storage.Provider switch
+        {
+            StorageProvider.Sqlite => new SqliteArchiveEngine(storage),
+            StorageProvider.Postgres => new PostgresArchiveEngine(storage),
+            StorageProvider.SqlServer => new SqlServerArchiveEngine(storage),
+            _ => throw new ArchiveSetupException($"Unknown Storage:Provider {storage.Provider}."),
+        };
+    }
+
+    public string Describe() => _engine.Describe();
+
+    /// <summary>Rows moved so far in the current run (for a progress bar), and the rows it expects to move.</summary>
+    public long Progress => Interlocked.Read(ref _progress);
+
+    public long ProgressTotal => Interlocked.Read(ref _progressTotal);
+
+    private long _progress;
+    private long _progressTotal;
+
+    public async Task<ArchiveRunSummary> RunAsync(ArchiveRunRequest request, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(request);
+        var stopwatch = Stopwatch.StartNew();
+        long cutoff = ReadingTime.ToUnixMicroseconds(ReadingTime.Truncate(request.Cutoff));
+        var summary = new ArchiveRunSummary
+        {
+            DryRun = request.DryRun,
+            CutoffUtc = ReadingTime.FromUnixMicroseconds(cutoff),
+            KeyStrategy = SchemaScript.KeyStrategyName(_keys),
+            Kinds = request.Kinds.Select(k => new ArchiveKindSummary { Kind = ReadingTables.KindName(k) }).ToList(),
+        };
+        ArchiveKindSummary Of(ReadingKind kind) => summary.Kinds.First(k => k.Kind == ReadingTables.KindName(kind));
+
+        foreach (var kind in request.Kinds)
+        {
+            Of(kind).RowsOlder = await _engine.CountOlderAsync(kind, _keys, cutoff, cancellationToken);
+        }
+
+        if (request.DryRun)
+        {
+            if (await _engine.JournalExistsAsync(cancellationToken))
+            {
+                summary.UnfinishedBatches = (await _engine.LoadJournalAsync(unfinishedOnly: true, cancellationToken)).Count;
+            }
+
+            summary.Elapsed = stopwatch.Elapsed;
+            return summary;
+        }
+
+        await using var runLock = await _engine.TryLockRunAsync(cancellationToken);
+        if (runLock is null)
+        {
+            summary.Failures.Add(
+                $"Another saito-archiver run is working on {_engine.Describe()} (it holds the run lock); this run did nothing. " +
+                "Let it finish, or schedule runs so they do not overlap.");
+            summary.Elapsed = stopwatch.Elapsed;
+            return summary;
+        }
+
+        await _engine.EnsureJournalAsync(cancellationToken);
+        var unfinished = await _engine.LoadJournalAsync(unfinishedOnly: true, cancellationToken);
+        Interlocked.Exchange(ref _progress, 0);
+        Interlocked.Exchange(ref _progressTotal, summary.RowsOlder + unfinished.Where(b => b.State != BatchState.Planned).Sum(b => b.Rows));
+
+        // Unfinished batches first: their rows may be in both tiers until they are done.
+        summary.ResumedBatches = unfinished.Count;
+        await Parallel.ForEachAsync(unfinished, Workers(request, cancellationToken), async (batch, token) =>
+        {
+            if (_logger.IsEnabled(LogLevel.Information))
+            {
+                ArchiveLog.Resuming(_logger, batch.Id, ReadingTables.KindName(batch.Kind), ArchiveBatch.StateName(batch.State));
+            }
+
+            await AdvanceGuardedAsync(batch, Of(batch.Kind), request, summary, token);
+        });
+
+        string runId = string.Create(CultureInfo.InvariantCulture, $"{DateTime.UtcNow:yyyyMMdd'T'HHmmss'Z'}-{Random.Shared.Next(0x10000):x4}");
+        var slices = new List<ArchiveSlice>();
+        foreach (var kind in request.Kinds)
+        {
+            if (_keys == KeyStrategy.Natural)
+            {
+                if (await _engine.DeviceRangeAsync(kind, _keys, cancellationToken) is { } range)
+                {
+                    slices.AddRange(ArchiveSlice.Split(kind, range.Min, range.Max, request.Threads));
+                }
+            }
+            else
+            {
+                slices.AddRange(ArchiveSlice.Split(kind, 0, uint.MaxValue, request.Threads));
+            }
+        }
+
+        if (_logger.IsEnabled(LogLevel.Information))
+        {
+            ArchiveLog.RunStarted(_logger, string.Join(", ", summary.Kinds.Select(k => k.Kind)), summary.CutoffUtc, _engine.Describe(), summary.RowsOlder,
+                slices.Count, request.Threads, request.BatchRows, Path.GetFullPath(request.ExportDirectory));
+        }
+
+        if (summary.Failures.Count == 0)
+        {
+            await Parallel.ForEachAsync(slices, Workers(request, cancellationToken),
+                async (slice, token) => await RunSliceAsync(runId, slice, cutoff, request, Of(slice.Kind), summary, token));
+        }
+
+        summary.Elapsed = stopwatch.Elapsed;
+        return summary;
+    }
+
+    private static ParallelOptions Workers(ArchiveRunRequest request, CancellationToken cancellationToken) =>
+        new() { MaxDegreeOfParallelism = Math.Max(1, request.Threads), CancellationToken = cancellationToken };
+
+    private async Task RunSliceAsync(string runId, ArchiveSlice slice, long cutoff, ArchiveRunRequest request, ArchiveKindSummary kindSummary,
+        ArchiveRunSummary summary, CancellationToken cancellationToken)
+    {
+        string? cursor = null;
+        for (int sequence = 1; ; sequence++)
+        {
+            string id = string.Create(CultureInfo.InvariantCulture,
+                $"{runId}-{ReadingTables.KindName(slice.Kind)}-{SchemaScript.KeyStrategyName(_keys)}-s{slice.Number:D2}-{sequence:D5}");
+            var batch = new ArchiveBatch
+            {
+                Id = id,
+                RunId = runId,
+                Kind = slice.Kind,
+                Keys = _keys,
+                Slice = slice.Number,
+                SliceLow = slice.Low,
+                SliceHigh = slice.High,
+                Cursor = cursor,
+                CutoffMicros = cutoff,
+                BatchRows = request.BatchRows,
+                State = BatchState.Planned,
+                File = ExportFiles.DataPath(request.ExportDirectory, id, slice.Kind, request.Gzip),
+            };
+            await _engine.PlanAsync(batch, cancellationToken);
+            ArchivePausePoints.Reach("planned", batch.Id);
+            var outcome = await AdvanceGuardedAsync(batch, kindSummary, request, summary, cancellationToken);
+            if (outcome is null || outcome.Rows < request.BatchRows)
+            {
+                if (outcome is not null)
+                {
+                    if (_logger.IsEnabled(LogLevel.Information))
+                    {
+                        ArchiveLog.SliceFinished(_logger, slice.ToString());
+                    }
+                }
+
+                return;
+            }
+
+            cursor = outcome.LastKey;
+        }
+    }
+
+    /// <summary>Takes a batch from its journal state to done; null when it failed (logged and counted) or found no rows.</summary>
+    private async Task<ArchiveBatch?> AdvanceGuardedAsync(ArchiveBatch batch, ArchiveKindSummary kindSummary, ArchiveRunRequest request,
+        ArchiveRunSummary summary, CancellationToken cancellationToken)
+    {
+        try
+        {
+            var done = await AdvanceAsync(batch, kindSummary, request.Gzip, cancellationToken);
+            return done is { Rows: > 0 } ? done : null;
+        }
+        catch (Exception exception) when (exception is not OperationCanceledException)
+        {
+            ArchiveLog.BatchFailed(_logger, exception, batch.Id, ArchiveBatch.StateName(batch.State));
+            lock (summary.Failures)
+            {
+                summary.Failures.Add($"batch {batch.Id}: {exception.GetType().Name}: {exception.Message}");
+            }
+
+            return null;
+        }
+    }
+
+    private async Task<ArchiveBatch?> AdvanceAsync(ArchiveBatch batch, ArchiveKindSummary kindSummary, bool gzip, CancellationToken cancellationToken)
+    {
+        List<ArchiveRow>? rows = null;
+        if (batch.State == BatchState.Planned)
+        {
+            var stopwatch = Stopwatch.StartNew();
+            // Whatever an interrupted export of this batch left is discarded: nothing of it was moved yet.
+            ExportFiles.Discard(batch.File);
+            rows = await _engine.SelectAsync(batch, cancellationToken);
+            if (rows.Count == 0)
+            {
+                await _engine.ForgetAsync(batch.Id, cancellationToken);
+                return batch with { Rows = 0 };
+            }
+
+            bool fileGzip = ArchiveCsv.IsGzip(batch.File);
+            int half = rows.Count / 2;
+            string sha = ExportFiles.WriteData(batch.File, rows, batch.Kind, batch.Keys, fileGzip,
+                i =>
+                {
+                    if (i == half)
+                    {
+                        ArchivePausePoints.Reach("mid-export", batch.Id);
+                    }
+                });
+            ArchivePausePoints.Reach("export-renamed", batch.Id);
+            string first = rows[0].KeyText(batch.Keys);
+            string last = rows[^1].KeyText(batch.Keys);
+            ExportFiles.WriteManifest(batch.File, ExportFiles.Manifest(batch, batch.File, fileGzip, rows.Count, first, last, sha));
+            ArchivePausePoints.Reach("manifest-written", batch.Id);
+            batch = batch with { State = BatchState.Exported, Rows = rows.Count, FirstKey = first, LastKey = last, Sha256 = sha };
+            await _engine.SetStateAsync(batch, cancellationToken);
+            ArchiveLog.Exported(_logger, batch.Id, rows.Count, first, last, batch.File, stopwatch.ElapsedMilliseconds);
+            ArchivePausePoints.Reach("exported", batch.Id);
+        }
+
+        if (batch.State == BatchState.Exported)
+        {
+            var stopwatch = Stopwatch.StartNew();
+            rows ??= ReadExport(batch);
+            long inserted = await _engine.ArchiveAsync(batch, rows, cancellationToken);
+            batch = batch with { State = BatchState.Archived };
+            kindSummary.AddInserted(inserted);
+            if (_logger.IsEnabled(LogLevel.Information))
+            {
+                ArchiveLog.Archived(_logger, batch.Id, inserted, rows.Count, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
+                    stopwatch.ElapsedMilliseconds, inserted == rows.Count ? string.Empty : $" ({rows.Count - inserted} already there: a resumed batch)");
+            }
+
+            ArchivePausePoints.Reach("archived", batch.Id);
+        }
+
+        if (batch.State == BatchState.Archived)
+        {
+            var stopwatch = Stopwatch.StartNew();
+            bool selectedHere = rows is not null;
+            rows ??= ReadExport(batch);
+            long deleted = await _engine.DeleteHotAsync(batch, rows, rangeFirst: selectedHere, cancellationToken);
+            batch = batch with { State = BatchState.Done };
+            if (_logger.IsEnabled(LogLevel.Information))
+            {
+                ArchiveLog.Deleted(_logger, batch.Id, deleted, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Hot), stopwatch.ElapsedMilliseconds);
+            }
+
+            kindSummary.AddBatch(rows.Count);
+            Interlocked.Add(ref _progress, rows.Count);
+            ArchivePausePoints.Reach("done", batch.Id);
+        }
+
+        return batch;
+    }
+
+    /// <summary>The rows of a batch's export, after checking the file is the one the journal recorded.</summary>
+    private static List<ArchiveRow> ReadExport(ArchiveBatch batch)
+    {
+        if (!File.Exists(batch.File))
+        {
+            throw new FileNotFoundException(
+                $"The export of batch {batch.Id} ({batch.File}) is missing, and the journal says it was written: restore the file (it is the copy of these rows) and run again.",
+                batch.File);
+        }
+
+        string sha = ExportFiles.Sha256Of(batch.File);
+        if (!string.Equals(sha, batch.Sha256, StringComparison.OrdinalIgnoreCase))
+        {
+            throw new InvalidDataException(
+                $"The export of batch {batch.Id} ({batch.File}) has SHA-256 {sha}, the journal recorded {batch.Sha256}: the file changed after it was written; refusing to move rows from it.");
+        }
+
+        var rows = ArchiveCsv.Read(batch.File, batch.Kind, batch.Keys).ToList();
+        if (rows.Count != batch.Rows)
+        {
+            throw new InvalidDataException($"The export of batch {batch.Id} holds {rows.Count} rows, the journal recorded {batch.Rows}.");
+        }
+
+        return rows;
+    }
+
+    /// <summary>
+    /// Checks every batch in the journal: its manifest, its file's SHA-256 and row count, every exported row in the
+    /// archive table with the same values and none in the hot table; then that no key is in both tiers.
+    /// </summary>
+    public async Task<ArchiveVerifyReport> VerifyAsync(IReadOnlyList<ReadingKind> kinds, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(kinds);
+        var report = new ArchiveVerifyReport();
+        IReadOnlyList<ArchiveBatch> batches = await _engine.JournalExistsAsync(cancellationToken)
+            ? await _engine.LoadJournalAsync(unfinishedOnly: false, cancellationToken)
+            : [];
+        foreach (var batch in batches.Where(b => kinds.Contains(b.Kind)))
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            report.BatchesChecked++;
+            if (batch.State != BatchState.Done)
+            {
+                report.Problems.Add($"batch {batch.Id} is unfinished (journal: {ArchiveBatch.StateName(batch.State)}); `run` finishes it first.");
+                continue;
+            }
+
+            string manifestPath = ExportFiles.ManifestPath(batch.File);
+            if (!File.Exists(batch.File) || !File.Exists(manifestPath))
+            {
+                report.Problems.Add($"batch {batch.Id}: {(File.Exists(batch.File) ? manifestPath : batch.File)} is missing.");
+                continue;
+            }
+
+            var manifest = ExportFiles.ReadManifest(manifestPath);
+            string sha = ExportFiles.Sha256Of(batch.File);
+            if (!string.Equals(manifest.Sha256, batch.Sha256, StringComparison.OrdinalIgnoreCase))
+            {
+                report.Problems.Add($"batch {batch.Id}: the manifest's SHA-256 {manifest.Sha256} differs from the journal's {batch.Sha256}.");
+            }
+
+            if (!string.Equals(sha, batch.Sha256, StringComparison.OrdinalIgnoreCase))
+            {
+                report.Problems.Add($"batch {batch.Id}: {batch.File} has SHA-256 {sha}, but {batch.Sha256} was recorded when it was written: the file was changed or damaged.");
+                continue;
+            }
+
+            List<ArchiveRow> rows;
+            try
+            {
+                rows = ArchiveCsv.Read(batch.File, batch.Kind, batch.Keys).ToList();
+            }
+            catch (InvalidDataException e)
+            {
+                report.Problems.Add($"batch {batch.Id}: {e.Message}");
+                continue;
+            }
+
+            report.RowsChecked += rows.Count;
+            if (rows.Count != batch.Rows || rows.Count != manifest.Rows)
+            {
+                report.Problems.Add($"batch {batch.Id}: the file holds {rows.Count} rows, the manifest says {manifest.Rows}, the journal {batch.Rows}.");
+            }
+
+            var (inArchive, inHot) = await _engine.CheckAsync(batch.Kind, batch.Keys, rows, cancellationToken);
+            if (inArchive != rows.Count)
+            {
+                report.Problems.Add($"batch {batch.Id}: {rows.Count - inArchive} of its {rows.Count} rows are missing from {ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive)} or differ there.");
+            }
+
+            if (inHot != 0)
+            {
+                report.Problems.Add($"batch {batch.Id}: {inHot} of its rows are still (or again) in {ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Hot)}.");
+            }
+        }
+
+        foreach (var kind in kinds)
+        {
+            long both = await _engine.InBothTiersAsync(kind, _keys, cancellationToken);
+            if (both != 0)
+            {
+                report.Problems.Add($"{both} {ReadingTables.KindName(kind)} rows are in both {ReadingTables.TableName(kind, _keys, StorageTier.Hot)} and {ReadingTables.TableName(kind, _keys, StorageTier.Archive)}.");
+            }
+        }
+
+        return report;
+    }
+
+    /// <summary>
+    /// Reinserts export files (a manifest, an export file, or a folder searched for manifests) into <paramref name="into"/>:
+    /// <c>hot</c>, <c>archive</c> (each kind's table of that tier for the file's key strategy) or a table name.
+    /// Rows whose key is already there are skipped, so a restore can be repeated.
+    /// </summary>
+    public async Task<ArchiveRestoreSummary> RestoreAsync(IReadOnlyList<string> sources, string into, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(sources);
+        ArgumentException.ThrowIfNullOrEmpty(into);
+        var summary = new ArchiveRestoreSummary();
+        var manifests = new List<string>();
+        foreach (string source in sources)
+        {
+            if (Directory.Exists(source))
+            {
+                manifests.AddRange(Directory.EnumerateFiles(source, "*.manifest.json", SearchOption.AllDirectories).Order(StringComparer.Ordinal));
+            }
+            else if (source.EndsWith(".manifest.json", StringComparison.Ordinal))
+            {
+                manifests.Add(source);
+            }
+            else
+            {
+                manifests.Add(ExportFiles.ManifestPath(source));
+            }
+        }
+
+        foreach (string manifestPath in manifests)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            if (!File.Exists(manifestPath))
+            {
+                summary.Problems.Add($"{manifestPath} is missing.");
+                continue;
+            }
+
+            var manifest = ExportFiles.ReadManifest(manifestPath);
+            string data = Path.Combine(Path.GetDirectoryName(Path.GetFullPath(manifestPath))!, manifest.File);
+            string sha = File.Exists(data) ? ExportFiles.Sha256Of(data) : "(missing)";
+            if (!string.Equals(sha, manifest.Sha256, StringComparison.OrdinalIgnoreCase))
+            {
+                summary.Problems.Add($"{data}: SHA-256 {sha}, the manifest says {manifest.Sha256}; not restored.");
+                continue;
+            }
+
+            var kind = manifest.ReadingKind();
+            var keys = manifest.Keys();
+            string table = into switch
+            {
+                "hot" => ReadingTables.TableName(kind, keys, StorageTier.Hot),
+                "archive" => ReadingTables.TableName(kind, keys, StorageTier.Archive),
+                _ when StorageOptionsValidator.IsPlainIdentifier(into) => into,
+                _ => throw new ArgumentException($"--into must be hot, archive or a table name (letters, digits, underscore), was '{into}'.", nameof(into)),
+            };
+            var rows = ArchiveCsv.Read(data, kind, keys).ToList();
+            long inserted = await _engine.InsertAsync(table, kind, keys, rows, cancellationToken);
+            summary.Files++;
+            summary.RowsRead += rows.Count;
+            summary.RowsInserted += inserted;
+            if (_logger.IsEnabled(LogLevel.Information))
+            {
+                ArchiveLog.Restored(_logger, inserted, rows.Count, data, table);
+            }
+        }
+
+        return summary;
+    }
+
+    public ValueTask DisposeAsync() => _engine.DisposeAsync();
+}

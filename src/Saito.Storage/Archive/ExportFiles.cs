@@ -1,0 +1,166 @@
+using System.Security.Cryptography;
+using System.Text.Json;
+using System.Text.Json.Serialization;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+using Saito.Storage.Schema;
+
+namespace Saito.Storage.Archive;
+
+/// <summary>The manifest beside each export file: what the file holds and its SHA-256.</summary>
+public sealed record ExportManifest
+{
+    public const string CurrentFormat = "saito-archive-csv/1";
+
+    public string Format { get; init; } = CurrentFormat;
+
+    public required string BatchId { get; init; }
+
+    public required string Kind { get; init; }
+
+    public required string KeyStrategy { get; init; }
+
+    /// <summary>The hot table the rows came from.</summary>
+    public required string Table { get; init; }
+
+    /// <summary>The export file's name (in the manifest's folder).</summary>
+    public required string File { get; init; }
+
+    public required bool Gzip { get; init; }
+
+    public required long Rows { get; init; }
+
+    public string? FirstKey { get; init; }
+
+    public string? LastKey { get; init; }
+
+    public required string Sha256 { get; init; }
+
+    public required DateTime CutoffUtc { get; init; }
+
+    public required DateTime CreatedUtc { get; init; }
+
+    public ReadingKind ReadingKind() => ReadingTables.TryParseKind(Kind, out var kind)
+        ? kind
+        : throw new InvalidDataException($"Manifest of {BatchId}: unknown kind '{Kind}'.");
+
+    public KeyStrategy Keys() => KeyStrategy switch
+    {
+        "natural" => Saito.Storage.Keys.KeyStrategy.Natural,
+        "guid" => Saito.Storage.Keys.KeyStrategy.Guid,
+        "sequential-guid" => Saito.Storage.Keys.KeyStrategy.SequentialGuid,
+        _ => throw new InvalidDataException($"Manifest of {BatchId}: unknown key strategy '{KeyStrategy}'."),
+    };
+}
+
+/// <summary>
+/// Writing export files so that a crash never leaves a corrupt one under its real name: write to
+/// <c>name.tmp</c>, flush to disk (fsync), then rename over the real name. A reader sees the old file or the
+/// whole new one. The manifest follows its data file the same way, so a manifest always describes a whole file.
+/// </summary>
+public static class ExportFiles
+{
+    private static readonly JsonSerializerOptions s_json = new()
+    {
+        WriteIndented = true,
+        PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
+        DefaultIgnoreCondition = JsonIgnoreCondition.WhenWritingNull,
+    };
+
+    public const string TempSuffix = ".tmp";
+
+    public static string DataPath(string directory, string batchId, ReadingKind kind, bool gzip) =>
+        Path.Combine(Path.GetFullPath(directory), ReadingTables.KindName(kind), batchId + (gzip ? ".csv.gz" : ".csv"));
+
+    public static string ManifestPath(string dataPath)
+    {
+        ArgumentNullException.ThrowIfNull(dataPath);
+        string name = dataPath.EndsWith(".csv.gz", StringComparison.Ordinal) ? dataPath[..^7] : dataPath[..^4];
+        return name + ".manifest.json";
+    }
+
+    /// <summary>Writes the rows to <paramref name="dataPath"/> atomically; returns the file's SHA-256 (hex).</summary>
+    public static string WriteData(string dataPath, IReadOnlyList<ArchiveRow> rows, ReadingKind kind, KeyStrategy keys, bool gzip,
+        Action<int>? afterRow = null)
+    {
+        ArgumentNullException.ThrowIfNull(rows);
+        Directory.CreateDirectory(Path.GetDirectoryName(dataPath)!);
+        string temp = dataPath + TempSuffix;
+        int valueCount = ReadingTables.ValueColumns(kind).Count;
+        using (var file = new FileStream(temp, FileMode.Create, FileAccess.ReadWrite, FileShare.None, 1 << 16))
+        {
+            using (var writer = ArchiveCsv.CreateWriter(file, gzip))
+            {
+                writer.Write(ArchiveCsv.Header(kind, keys));
+                writer.Write('\n');
+                for (int i = 0; i < rows.Count; i++)
+                {
+                    ArchiveCsv.WriteRow(writer, rows[i], keys, valueCount);
+                    afterRow?.Invoke(i);
+                }
+            }
+
+            file.Flush(flushToDisk: true);
+        }
+
+        string sha = Sha256Of(temp);
+        File.Move(temp, dataPath, overwrite: true);
+        return sha;
+    }
+
+    public static void WriteManifest(string dataPath, ExportManifest manifest)
+    {
+        string path = ManifestPath(dataPath);
+        string temp = path + TempSuffix;
+        using (var file = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            JsonSerializer.Serialize(file, manifest, s_json);
+            file.Flush(flushToDisk: true);
+        }
+
+        File.Move(temp, path, overwrite: true);
+    }
+
+    public static ExportManifest ReadManifest(string manifestPath)
+    {
+        using var file = File.OpenRead(manifestPath);
+        return JsonSerializer.Deserialize<ExportManifest>(file, s_json)
+               ?? throw new InvalidDataException($"{manifestPath} is empty.");
+    }
+
+    public static string Sha256Of(string path)
+    {
+        using var file = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16);
+        return Convert.ToHexStringLower(SHA256.HashData(file));
+    }
+
+    /// <summary>Removes what an interrupted export of this batch left (temporary and real files); the batch is exported again.</summary>
+    public static void Discard(string dataPath)
+    {
+        if (!Directory.Exists(Path.GetDirectoryName(dataPath)))
+        {
+            return;
+        }
+
+        foreach (string path in new[] { dataPath, dataPath + TempSuffix, ManifestPath(dataPath), ManifestPath(dataPath) + TempSuffix })
+        {
+            File.Delete(path);
+        }
+    }
+
+    public static ExportManifest Manifest(ArchiveBatch batch, string dataPath, bool gzip, long rows, string? firstKey, string? lastKey, string sha) => new()
+    {
+        BatchId = batch.Id,
+        Kind = ReadingTables.KindName(batch.Kind),
+        KeyStrategy = SchemaScript.KeyStrategyName(batch.Keys),
+        Table = ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Hot),
+        File = Path.GetFileName(dataPath),
+        Gzip = gzip,
+        Rows = rows,
+        FirstKey = firstKey,
+        LastKey = lastKey,
+        Sha256 = sha,
+        CutoffUtc = ReadingTime.FromUnixMicroseconds(batch.CutoffMicros),
+        CreatedUtc = DateTime.UtcNow,
+    };
+}

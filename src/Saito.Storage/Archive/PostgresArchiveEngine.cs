@@ -1,0 +1,510 @@
+using System.Globalization;
+using Npgsql;
+using NpgsqlTypes;
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+using Saito.Storage.Schema;
+
+namespace Saito.Storage.Archive;
+
+/// <summary>
+/// The archiver on PostgreSQL: hot and archive tables in one database (each tier on its tablespace) and the journal
+/// (<c>archive_journal</c>) beside them, so every state change rides in the transaction of the step it records.
+/// Select: <c>COPY (SELECT ... ORDER BY key LIMIT n) TO STDOUT (FORMAT BINARY)</c>. Archive: binary <c>COPY</c>
+/// straight into the archive table behind a savepoint; when some rows are already there (a batch done again after a
+/// crash) it falls back to a temporary table and <c>INSERT ... ON CONFLICT DO NOTHING</c>. Delete:
+/// <c>DELETE ... USING unnest(keys)</c>, one statement per batch; row locks only, which never block the inserts of
+/// new readings (a new reading has a new key).
+/// </summary>
+internal sealed class PostgresArchiveEngine : IArchiveEngine
+{
+    private const string Journal = "archive_journal";
+    private const string UniqueViolation = "23505";
+
+    private readonly NpgsqlDataSource _dataSource;
+    private readonly string? _archiveTablespace;
+    private readonly string _description;
+
+    public PostgresArchiveEngine(StorageOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        if (string.IsNullOrWhiteSpace(options.ConnectionString))
+        {
+            throw new ArgumentException("Storage:ConnectionString is required for PostgreSQL.", nameof(options));
+        }
+
+        var builder = new NpgsqlDataSourceBuilder(options.ConnectionString);
+        builder.ConnectionStringBuilder.CommandTimeout = options.CommandTimeoutSeconds;
+        if (string.IsNullOrEmpty(builder.ConnectionStringBuilder.ApplicationName))
+        {
+            builder.ConnectionStringBuilder.ApplicationName = "saito-archiver";
+        }
+
+        var settings = builder.ConnectionStringBuilder;
+        _description = $"PostgreSQL {settings.Host}:{settings.Port}/{settings.Database ?? settings.Username}";
+        _archiveTablespace = options.Postgres.ArchiveTablespace;
+        _dataSource = builder.Build();
+    }
+
+    public string Describe() => _description;
+
+    public async Task<bool> JournalExistsAsync(CancellationToken cancellationToken) =>
+        await ScalarAsync<bool>($"SELECT to_regclass('{Journal}') IS NOT NULL", cancellationToken);
+
+    // pg_try_advisory_lock key held by a run for its whole length ("SAITOA" in ASCII).
+    private const long RunLockKey = 0x5341_4954_4F41;
+
+    /// <summary>A session advisory lock on a connection kept open for the run; closing it (or the process dying) releases it.</summary>
+    public async Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken)
+    {
+        var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        try
+        {
+            if (await ScalarAsync<bool>(connection, $"SELECT pg_try_advisory_lock({RunLockKey})", cancellationToken))
+            {
+                return connection;
+            }
+        }
+        catch
+        {
+            await connection.DisposeAsync();
+            throw;
+        }
+
+        await connection.DisposeAsync();
+        return null;
+    }
+
+    public async Task EnsureJournalAsync(CancellationToken cancellationToken)
+    {
+        string tablespace = string.IsNullOrEmpty(_archiveTablespace) ? string.Empty : $" TABLESPACE {_archiveTablespace}";
+        await ExecuteAsync(
+            $"""
+             CREATE TABLE IF NOT EXISTS {Journal} (
+                 batch_id     text        NOT NULL PRIMARY KEY,
+                 run_id       text        NOT NULL,
+                 kind         text        NOT NULL,
+                 key_strategy text        NOT NULL,
+                 slice        integer     NOT NULL,
+                 slice_low    bigint,
+                 slice_high   bigint,
+                 cursor       text,
+                 cutoff       bigint      NOT NULL,
+                 batch_rows   integer     NOT NULL,
+                 state        text        NOT NULL,
+                 file         text        NOT NULL,
+                 rows         bigint      NOT NULL DEFAULT 0,
+                 first_key    text,
+                 last_key     text,
+                 sha256       text,
+                 updated_at   timestamptz NOT NULL DEFAULT now()
+             ){tablespace}
+             """, cancellationToken);
+    }
+
+    public async Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand(
+            "SELECT batch_id, run_id, kind, key_strategy, slice, slice_low, slice_high, cursor, cutoff, batch_rows, state, file, rows, first_key, last_key, sha256 " +
+            $"FROM {Journal}{(unfinishedOnly ? " WHERE state <> 'done'" : string.Empty)} ORDER BY batch_id", connection);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var batches = new List<ArchiveBatch>();
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            batches.Add(new ArchiveBatch
+            {
+                Id = reader.GetString(0),
+                RunId = reader.GetString(1),
+                Kind = ArchiveNames.Kind(reader.GetString(2)),
+                Keys = ArchiveNames.Keys(reader.GetString(3)),
+                Slice = reader.GetInt32(4),
+                SliceLow = await reader.IsDBNullAsync(5, cancellationToken) ? null : reader.GetInt64(5),
+                SliceHigh = await reader.IsDBNullAsync(6, cancellationToken) ? null : reader.GetInt64(6),
+                Cursor = await reader.IsDBNullAsync(7, cancellationToken) ? null : reader.GetString(7),
+                CutoffMicros = reader.GetInt64(8),
+                BatchRows = reader.GetInt32(9),
+                State = ArchiveBatch.ParseState(reader.GetString(10)),
+                File = reader.GetString(11),
+                Rows = reader.GetInt64(12),
+                FirstKey = await reader.IsDBNullAsync(13, cancellationToken) ? null : reader.GetString(13),
+                LastKey = await reader.IsDBNullAsync(14, cancellationToken) ? null : reader.GetString(14),
+                Sha256 = await reader.IsDBNullAsync(15, cancellationToken) ? null : reader.GetString(15),
+            });
+        }
+
+        return batches;
+    }
+
+    public async Task PlanAsync(ArchiveBatch batch, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand(
+            $"INSERT INTO {Journal} (batch_id, run_id, kind, key_strategy, slice, slice_low, slice_high, cursor, cutoff, batch_rows, state, file) " +
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'planned', $11)", connection);
+        command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = batch.Id });
+        command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = batch.RunId });
+        command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = ReadingTables.KindName(batch.Kind) });
+        command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = SchemaScript.KeyStrategyName(batch.Keys) });
+        command.Parameters.Add(new NpgsqlParameter<int>{ TypedValue = batch.Slice });
+        command.Parameters.Add(new NpgsqlParameter { Value = (object?)batch.SliceLow ?? DBNull.Value, NpgsqlDbType = NpgsqlDbType.Bigint });
+        command.Parameters.Add(new NpgsqlParameter { Value = (object?)batch.SliceHigh ?? DBNull.Value, NpgsqlDbType = NpgsqlDbType.Bigint });
+        command.Parameters.Add(new NpgsqlParameter { Value = (object?)batch.Cursor ?? DBNull.Value, NpgsqlDbType = NpgsqlDbType.Text });
+        command.Parameters.Add(new NpgsqlParameter<long> { TypedValue = batch.CutoffMicros });
+        command.Parameters.Add(new NpgsqlParameter<int> { TypedValue = batch.BatchRows });
+        command.Parameters.Add(new NpgsqlParameter<string> { TypedValue = batch.File });
+        await command.ExecuteNonQueryAsync(cancellationToken);
+    }
+
+    public async Task SetStateAsync(ArchiveBatch batch, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await SetStateAsync(connection, batch, cancellationToken);
+    }
+
+    private static async Task SetStateAsync(NpgsqlConnection connection, ArchiveBatch batch, CancellationToken cancellationToken)
+    {
+        await using var command = new NpgsqlCommand(
+            $"UPDATE {Journal} SET state = $1, rows = $2, first_key = $3, last_key = $4, sha256 = $5, updated_at = now() WHERE batch_id = $6", connection);
+        command.Parameters.Add(new NpgsqlParameter<string> { TypedValue = ArchiveBatch.StateName(batch.State) });
+        command.Parameters.Add(new NpgsqlParameter<long> { TypedValue = batch.Rows });
+        command.Parameters.Add(new NpgsqlParameter { Value = (object?)batch.FirstKey ?? DBNull.Value, NpgsqlDbType = NpgsqlDbType.Text });
+        command.Parameters.Add(new NpgsqlParameter { Value = (object?)batch.LastKey ?? DBNull.Value, NpgsqlDbType = NpgsqlDbType.Text });
+        command.Parameters.Add(new NpgsqlParameter { Value = (object?)batch.Sha256 ?? DBNull.Value, NpgsqlDbType = NpgsqlDbType.Text });
+        command.Parameters.Add(new NpgsqlParameter<string> { TypedValue = batch.Id });
+        if (await command.ExecuteNonQueryAsync(cancellationToken) != 1)
+        {
+            throw new InvalidOperationException($"Batch {batch.Id} is not in the archive journal.");
+        }
+    }
+
+    public async Task ForgetAsync(string batchId, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand($"DELETE FROM {Journal} WHERE batch_id = $1", connection);
+        command.Parameters.Add(new NpgsqlParameter<string> { TypedValue = batchId });
+        await command.ExecuteNonQueryAsync(cancellationToken);
+    }
+
+    public async Task<(long Min, long Max)?> DeviceRangeAsync(ReadingKind kind, KeyStrategy keys, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand(
+            $"SELECT min(device_id)::bigint, max(device_id)::bigint FROM {ReadingTables.TableName(kind, keys, StorageTier.Hot)}", connection);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        await reader.ReadAsync(cancellationToken);
+        return await reader.IsDBNullAsync(0, cancellationToken) ? null : (reader.GetInt64(0), reader.GetInt64(1));
+    }
+
+    public async Task<long> CountOlderAsync(ReadingKind kind, KeyStrategy keys, long cutoffMicros, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var command = new NpgsqlCommand($"SELECT count(*) FROM {ReadingTables.TableName(kind, keys, StorageTier.Hot)} WHERE ts < $1", connection);
+        command.Parameters.Add(new NpgsqlParameter<DateTime> { TypedValue = ReadingTime.FromUnixMicroseconds(cutoffMicros), NpgsqlDbType = NpgsqlDbType.TimestampTz });
+        return (long)(await command.ExecuteScalarAsync(cancellationToken))!;
+    }
+
+    private static string TimeLiteral(long micros) =>
+        "'" + ReadingTime.FromUnixMicroseconds(micros).ToString("yyyy-MM-dd'T'HH:mm:ss.ffffff'Z'", CultureInfo.InvariantCulture) + "'::timestamptz";
+
+    private static string UuidLiteral(byte[] bigEndian) => "'" + new Guid(bigEndian, bigEndian: true).ToString("D") + "'::uuid";
+
+    public async Task<List<ArchiveRow>> SelectAsync(ArchiveBatch batch, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        var keys = batch.Keys;
+        var kind = batch.Kind;
+        // COPY takes no parameters: every value below is a number or a time/uuid formatted here, never text from outside.
+        var where = new List<string> { "ts < " + TimeLiteral(batch.CutoffMicros) };
+        if (keys == KeyStrategy.Natural)
+        {
+            // Once there is a cursor it implies the low bound; leaving the bound out lets SQLite seek on the row value
+            // (with both, it seeks on the device range and filters up to the cursor: a rescan per batch).
+            if (batch.SliceLow is { } low && batch.Cursor is null)
+            {
+                where.Add(string.Create(CultureInfo.InvariantCulture, $"device_id >= {low}"));
+            }
+
+            if (batch.SliceHigh is { } high)
+            {
+                where.Add(string.Create(CultureInfo.InvariantCulture, $"device_id <= {high}"));
+            }
+
+            if (batch.Cursor is { } cursor)
+            {
+                var key = RowKey.Parse(cursor);
+                where.Add(string.Create(CultureInfo.InvariantCulture, $"(device_id, channel, ts) > ({key.DeviceId}, {key.Channel}, {TimeLiteral(key.TsMicros)})"));
+            }
+        }
+        else
+        {
+            if (batch.SliceLow is { } low)
+            {
+                where.Add("id >= " + UuidLiteral(ArchiveSlice.IdPrefix(low)));
+            }
+
+            if (batch.SliceHigh is { } high)
+            {
+                where.Add("id < " + UuidLiteral(ArchiveSlice.IdPrefix(high + 1)));
+            }
+
+            if (batch.Cursor is { } cursor)
+            {
+                where.Add("id > " + UuidLiteral(RowKey.Parse(cursor).IdBytes()));
+            }
+        }
+
+        string order = keys == KeyStrategy.Natural ? "device_id, channel, ts" : "id";
+        string sql =
+            $"COPY (SELECT {string.Join(", ", ReadingTables.Columns(kind, keys))} FROM {ReadingTables.TableName(kind, keys, StorageTier.Hot)} " +
+            $"WHERE {string.Join(" AND ", where)} ORDER BY {order} LIMIT {batch.BatchRows.ToString(CultureInfo.InvariantCulture)}) TO STDOUT (FORMAT BINARY)";
+        int valueCount = ReadingTables.ValueColumns(kind).Count;
+        var rows = new List<ArchiveRow>(Math.Min(batch.BatchRows, 1 << 16));
+        int half = batch.BatchRows / 2;
+        var values = new double?[4];
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var export = await connection.BeginBinaryExportAsync(sql, cancellationToken);
+        while (await export.StartRowAsync(cancellationToken) != -1)
+        {
+            Guid id = keys == KeyStrategy.Natural ? Guid.Empty : await export.ReadAsync<Guid>(NpgsqlDbType.Uuid, cancellationToken);
+            int device = await export.ReadAsync<int>(NpgsqlDbType.Integer, cancellationToken);
+            int channel = await export.ReadAsync<int>(NpgsqlDbType.Integer, cancellationToken);
+            var ts = await export.ReadAsync<DateTime>(NpgsqlDbType.TimestampTz, cancellationToken);
+            Array.Clear(values);
+            for (int i = 0; i < valueCount; i++)
+            {
+                if (export.IsNull)
+                {
+                    await export.SkipAsync(cancellationToken);
+                }
+                else
+                {
+                    values[i] = await export.ReadAsync<double>(NpgsqlDbType.Double, cancellationToken);
+                }
+            }
+
+            var received = await export.ReadAsync<DateTime>(NpgsqlDbType.TimestampTz, cancellationToken);
+            rows.Add(new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])));
+            if (rows.Count == half)
+            {
+                ArchivePausePoints.Reach("mid-select", batch.Id);
+            }
+        }
+
+        return rows;
+    }
+
+    private static async Task CopyRowsAsync(NpgsqlConnection connection, string table, ReadingKind kind, KeyStrategy keys, IReadOnlyList<ArchiveRow> rows,
+        CancellationToken cancellationToken)
+    {
+        int valueCount = ReadingTables.ValueColumns(kind).Count;
+        await using var import = await connection.BeginBinaryImportAsync(
+            $"COPY {table} ({string.Join(", ", ReadingTables.Columns(kind, keys))}) FROM STDIN (FORMAT BINARY)", cancellationToken);
+        foreach (var row in rows)
+        {
+            var reading = row.Reading;
+            await import.StartRowAsync(cancellationToken);
+            if (keys != KeyStrategy.Natural)
+            {
+                await import.WriteAsync(row.Id, NpgsqlDbType.Uuid, cancellationToken);
+            }
+
+            await import.WriteAsync(reading.DeviceId, NpgsqlDbType.Integer, cancellationToken);
+            await import.WriteAsync(reading.Channel, NpgsqlDbType.Integer, cancellationToken);
+            await import.WriteAsync(reading.Timestamp, NpgsqlDbType.TimestampTz, cancellationToken);
+            for (int i = 0; i < valueCount; i++)
+            {
+                if (ReadingTables.Value(reading, i) is { } value)
+                {
+                    await import.WriteAsync(value, NpgsqlDbType.Double, cancellationToken);
+                }
+                else
+                {
+                    await import.WriteNullAsync(cancellationToken);
+                }
+            }
+
+            await import.WriteAsync(reading.ReceivedAt, NpgsqlDbType.TimestampTz, cancellationToken);
+        }
+
+        await import.CompleteAsync(cancellationToken);
+    }
+
+    /// <summary>Inserts rows into a table inside the connection's transaction, skipping keys already there; returns the rows inserted.</summary>
+    private static async Task<long> InsertRowsAsync(NpgsqlConnection connection, NpgsqlTransaction transaction, string table, ReadingKind kind, KeyStrategy keys,
+        IReadOnlyList<ArchiveRow> rows, CancellationToken cancellationToken)
+    {
+        await transaction.SaveAsync("saito_archive", cancellationToken);
+        try
+        {
+            await CopyRowsAsync(connection, table, kind, keys, rows, cancellationToken);
+            await transaction.ReleaseAsync("saito_archive", cancellationToken);
+            return rows.Count;
+        }
+        catch (PostgresException e) when (e.SqlState == UniqueViolation)
+        {
+            await transaction.RollbackAsync("saito_archive", cancellationToken);
+        }
+
+        await ExecuteAsync(connection, $"CREATE TEMP TABLE saito_stage (LIKE {table}) ON COMMIT DROP", cancellationToken);
+        await CopyRowsAsync(connection, "saito_stage", kind, keys, rows, cancellationToken);
+        int inserted = await ExecuteAsync(connection, $"INSERT INTO {table} SELECT * FROM saito_stage ON CONFLICT DO NOTHING", cancellationToken);
+        await ExecuteAsync(connection, "DROP TABLE saito_stage", cancellationToken);
+        return inserted;
+    }
+
+    public async Task<long> ArchiveAsync(ArchiveBatch batch, IReadOnlyList<ArchiveRow> rows, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        ArgumentNullException.ThrowIfNull(rows);
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
+        long inserted = await InsertRowsAsync(connection, transaction, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
+            batch.Kind, batch.Keys, rows, cancellationToken);
+        ArchivePausePoints.Reach("archive-uncommitted", batch.Id);
+        await SetStateAsync(connection, batch with { State = BatchState.Archived }, cancellationToken);
+        await transaction.CommitAsync(cancellationToken);
+        return inserted;
+    }
+
+    public async Task<long> DeleteHotAsync(ArchiveBatch batch, IReadOnlyList<ArchiveRow> rows, bool rangeFirst, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
+        ArgumentNullException.ThrowIfNull(rows);
+        string table = ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Hot);
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
+        long deleted = -1;
+        if (rangeFirst && rows.Count > 0)
+        {
+            await transaction.SaveAsync("saito_range", cancellationToken);
+            await using var range = new NpgsqlCommand { Connection = connection };
+            if (batch.Keys == KeyStrategy.Natural)
+            {
+                range.CommandText = $"DELETE FROM {table} WHERE (device_id, channel, ts) >= ($1, $2, $3) AND (device_id, channel, ts) <= ($4, $5, $6) AND ts < $7";
+                range.Parameters.Add(new NpgsqlParameter<int> { TypedValue = rows[0].Reading.DeviceId });
+                range.Parameters.Add(new NpgsqlParameter<int> { TypedValue = rows[0].Reading.Channel });
+                range.Parameters.Add(new NpgsqlParameter<DateTime> { TypedValue = rows[0].Reading.Timestamp, NpgsqlDbType = NpgsqlDbType.TimestampTz });
+                range.Parameters.Add(new NpgsqlParameter<int> { TypedValue = rows[^1].Reading.DeviceId });
+                range.Parameters.Add(new NpgsqlParameter<int> { TypedValue = rows[^1].Reading.Channel });
+                range.Parameters.Add(new NpgsqlParameter<DateTime> { TypedValue = rows[^1].Reading.Timestamp, NpgsqlDbType = NpgsqlDbType.TimestampTz });
+            }
+            else
+            {
+                range.CommandText = $"DELETE FROM {table} WHERE id >= $1 AND id <= $2 AND ts < $3";
+                range.Parameters.Add(new NpgsqlParameter<Guid> { TypedValue = rows[0].Id });
+                range.Parameters.Add(new NpgsqlParameter<Guid> { TypedValue = rows[^1].Id });
+            }
+
+            range.Parameters.Add(new NpgsqlParameter<DateTime> { TypedValue = ReadingTime.FromUnixMicroseconds(batch.CutoffMicros), NpgsqlDbType = NpgsqlDbType.TimestampTz });
+            deleted = await range.ExecuteNonQueryAsync(cancellationToken);
+            if (deleted == rows.Count)
+            {
+                await transaction.ReleaseAsync("saito_range", cancellationToken);
+            }
+            else
+            {
+                await transaction.RollbackAsync("saito_range", cancellationToken);
+                deleted = -1;
+            }
+        }
+
+        if (deleted < 0)
+        {
+            await using var delete = KeyCommand(connection, $"DELETE FROM {table} AS t USING {{0}} WHERE {{1}}", batch.Keys, rows);
+            deleted = await delete.ExecuteNonQueryAsync(cancellationToken);
+        }
+
+        ArchivePausePoints.Reach("delete-uncommitted", batch.Id);
+        await SetStateAsync(connection, batch with { State = BatchState.Done }, cancellationToken);
+        await transaction.CommitAsync(cancellationToken);
+        ArchivePausePoints.Reach("deleted", batch.Id);
+        return deleted;
+    }
+
+    /// <summary>A command whose <c>{0}</c> is a set of the rows' keys (<c>k</c>, from arrays) and <c>{1}</c> joins it to table alias <c>t</c>.</summary>
+    private static NpgsqlCommand KeyCommand(NpgsqlConnection connection, string template, KeyStrategy keys, IReadOnlyList<ArchiveRow> rows)
+    {
+        var command = new NpgsqlCommand { Connection = connection };
+        if (keys == KeyStrategy.Natural)
+        {
+            command.CommandText = string.Format(CultureInfo.InvariantCulture, template,
+                "unnest($1::integer[], $2::integer[], $3::timestamptz[]) AS k(device_id, channel, ts)",
+                "t.device_id = k.device_id AND t.channel = k.channel AND t.ts = k.ts");
+            command.Parameters.Add(new NpgsqlParameter<int[]> { TypedValue = rows.Select(r => r.Reading.DeviceId).ToArray() });
+            command.Parameters.Add(new NpgsqlParameter<int[]> { TypedValue = rows.Select(r => r.Reading.Channel).ToArray() });
+            command.Parameters.Add(new NpgsqlParameter<DateTime[]> { TypedValue = rows.Select(r => r.Reading.Timestamp).ToArray(), NpgsqlDbType = NpgsqlDbType.Array | NpgsqlDbType.TimestampTz });
+        }
+        else
+        {
+            command.CommandText = string.Format(CultureInfo.InvariantCulture, template, "unnest($1::uuid[]) AS k(id)", "t.id = k.id");
+            command.Parameters.Add(new NpgsqlParameter<Guid[]> { TypedValue = rows.Select(r => r.Id).ToArray() });
+        }
+
+        return command;
+    }
+
+    public async Task<(long InArchive, long InHot)> CheckAsync(ReadingKind kind, KeyStrategy keys, IReadOnlyList<ArchiveRow> rows, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(rows);
+        string archive = ReadingTables.TableName(kind, keys, StorageTier.Archive);
+        var columns = ReadingTables.Columns(kind, keys);
+        string join = keys == KeyStrategy.Natural ? "a.device_id = s.device_id AND a.channel = s.channel AND a.ts = s.ts" : "a.id = s.id";
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
+        await ExecuteAsync(connection, $"CREATE TEMP TABLE saito_verify (LIKE {archive}) ON COMMIT DROP", cancellationToken);
+        await CopyRowsAsync(connection, "saito_verify", kind, keys, rows, cancellationToken);
+        long inArchive = await ScalarAsync<long>(connection,
+            $"SELECT count(*) FROM saito_verify AS s JOIN {archive} AS a ON {join} " +
+            $"WHERE ({string.Join(", ", columns.Select(c => "a." + c))}) IS NOT DISTINCT FROM ({string.Join(", ", columns.Select(c => "s." + c))})",
+            cancellationToken);
+        long inHot = await ScalarAsync<long>(connection,
+            $"SELECT count(*) FROM saito_verify AS s JOIN {ReadingTables.TableName(kind, keys, StorageTier.Hot)} AS a ON {join}", cancellationToken);
+        await transaction.RollbackAsync(cancellationToken);
+        return (inArchive, inHot);
+    }
+
+    public async Task<long> InBothTiersAsync(ReadingKind kind, KeyStrategy keys, CancellationToken cancellationToken)
+    {
+        string join = keys == KeyStrategy.Natural ? "a.device_id = h.device_id AND a.channel = h.channel AND a.ts = h.ts" : "a.id = h.id";
+        return await ScalarAsync<long>(
+            $"SELECT count(*) FROM {ReadingTables.TableName(kind, keys, StorageTier.Hot)} AS h JOIN {ReadingTables.TableName(kind, keys, StorageTier.Archive)} AS a ON {join}",
+            cancellationToken);
+    }
+
+    public async Task<long> InsertAsync(string table, ReadingKind kind, KeyStrategy keys, IReadOnlyList<ArchiveRow> rows, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
+        long inserted = await InsertRowsAsync(connection, transaction, table, kind, keys, rows, cancellationToken);
+        await transaction.CommitAsync(cancellationToken);
+        return inserted;
+    }
+
+    private async Task ExecuteAsync(string sql, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        await ExecuteAsync(connection, sql, cancellationToken);
+    }
+
+    private static async Task<int> ExecuteAsync(NpgsqlConnection connection, string sql, CancellationToken cancellationToken)
+    {
+        await using var command = new NpgsqlCommand(sql, connection);
+        return await command.ExecuteNonQueryAsync(cancellationToken);
+    }
+
+    private async Task<T> ScalarAsync<T>(string sql, CancellationToken cancellationToken)
+    {
+        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
+        return await ScalarAsync<T>(connection, sql, cancellationToken);
+    }
+
+    private static async Task<T> ScalarAsync<T>(NpgsqlConnection connection, string sql, CancellationToken cancellationToken)
+    {
+        await using var command = new NpgsqlCommand(sql, connection);
+        return (T)(await command.ExecuteScalarAsync(cancellationToken))!;
+    }
+
+    public ValueTask DisposeAsync() => _dataSource.DisposeAsync();
+}

@@ -1,0 +1,143 @@
+using System.Globalization;
+using System.Text.Json;
+using Saito.Archiver.Tests.Infrastructure;
+using Saito.Storage.Keys;
+using Saito.Storage.Tests.Contract;
+
+namespace Saito.Archiver.Tests;
+
+/// <summary>saito-archiver as a scheduler sees it: exit codes, JSON on stdout, messages that name the problem.</summary>
+public sealed class CommandLineTests
+{
+    private static readonly DateTime Cutoff = TestReadings.Start.AddMilliseconds(600);
+
+    private static CancellationToken Token => TestContext.Current.CancellationToken;
+
+    private static string[] Settings(ArchiveTestStorage storage) => storage.Settings().Select(s => "--" + s).ToArray();
+
+    private static async Task<SqliteArchiveTestStorage> SeededAsync()
+    {
+        var storage = await SqliteArchiveTestStorage.CreateAsync(KeyStrategy.Natural);
+        await storage.WriteAsync(Saito.Storage.ReadingTables.Kinds.SelectMany(kind => TestReadings.Of(kind, 1000)));
+        return storage;
+    }
+
+    [Fact]
+    public async Task Run_without_a_cutoff_exits_with_code_2_and_says_what_to_give()
+    {
+        await using var storage = await SqliteArchiveTestStorage.CreateAsync(KeyStrategy.Natural);
+
+        var (exitCode, _, stderr) = await ArchiverProcess.RunAsync(["run", .. Settings(storage)]);
+
+        exitCode.ShouldBe(2);
+        stderr.ShouldContain("--older-than 7d");
+    }
+
+    [Fact]
+    public async Task An_invalid_setting_exits_with_code_2_and_names_it()
+    {
+        await using var storage = await SqliteArchiveTestStorage.CreateAsync(KeyStrategy.Natural);
+
+        var (exitCode, _, stderr) = await ArchiverProcess.RunAsync(["run", "--older-than", "7d", .. Settings(storage), "--Storage:BatchSize=0", "--batch-rows", "0"]);
+
+        exitCode.ShouldBe(2);
+        stderr.ShouldContain("Storage:BatchSize");
+        stderr.ShouldContain("--batch-rows");
+    }
+
+    [Fact]
+    public async Task An_unknown_option_exits_with_code_2()
+    {
+        var (exitCode, _, stderr) = await ArchiverProcess.RunAsync(["run", "--older-than", "7d", "--colour", "blue"]);
+
+        exitCode.ShouldBe(2);
+        stderr.ShouldContain("--colour");
+    }
+
+    [Fact]
+    public async Task Run_with_nothing_older_than_the_cutoff_exits_with_code_3()
+    {
+        await using var storage = await SqliteArchiveTestStorage.CreateAsync(KeyStrategy.Natural);
+
+        var (exitCode, stdout, stderr) = await ArchiverProcess.RunAsync(["run", "--older-than", "7d", .. Settings(storage)]);
+
+        exitCode.ShouldBe(3, stdout + stderr);
+        stdout.ShouldContain("Nothing to do");
+    }
+
+    [Fact]
+    public async Task Run_with_json_prints_a_summary_a_script_can_read()
+    {
+        await using var storage = await SeededAsync();
+
+        var (exitCode, stdout, stderr) = await ArchiverProcess.RunAsync(
+            ["run", "--before", Cutoff.ToString("O", CultureInfo.InvariantCulture), "--json", "--export-dir", storage.ExportDirectory, .. Settings(storage)]);
+
+        exitCode.ShouldBe(0, stderr);
+        using var summary = JsonDocument.Parse(stdout);
+        summary.RootElement.GetProperty("rowsMoved").GetInt64().ShouldBe(1800);
+        summary.RootElement.GetProperty("dryRun").GetBoolean().ShouldBeFalse();
+        summary.RootElement.GetProperty("kinds").GetArrayLength().ShouldBe(3);
+        stderr.ShouldContain("rows deleted from reading_pressure");
+    }
+
+    [Fact]
+    public async Task Dry_run_with_json_counts_and_leaves_the_tables_alone()
+    {
+        await using var storage = await SeededAsync();
+
+        var (exitCode, stdout, stderr) = await ArchiverProcess.RunAsync(
+            ["run", "--before", Cutoff.ToString("O", CultureInfo.InvariantCulture), "--dry-run", "--json", "--kind", "location", .. Settings(storage)]);
+
+        exitCode.ShouldBe(0, stderr);
+        using var summary = JsonDocument.Parse(stdout);
+        summary.RootElement.GetProperty("rowsOlder").GetInt64().ShouldBe(600);
+        summary.RootElement.GetProperty("rowsMoved").GetInt64().ShouldBe(0);
+        (await storage.Store.CountAsync(Saito.Storage.Readings.ReadingKind.Location, StorageTier.Hot, Token)).ShouldBe(1000);
+        (await storage.Store.CountAsync(Saito.Storage.Readings.ReadingKind.Location, StorageTier.Archive, Token)).ShouldBe(0);
+    }
+
+    [Fact]
+    public async Task Verify_exits_with_code_1_and_names_the_batch_when_an_export_was_tampered_with()
+    {
+        await using var storage = await SeededAsync();
+        var run = await ArchiverProcess.RunAsync(["run", "--before", Cutoff.ToString("O", CultureInfo.InvariantCulture), "--export-dir", storage.ExportDirectory, .. Settings(storage)]);
+        run.ExitCode.ShouldBe(0, run.Stderr);
+        string file = Directory.EnumerateFiles(storage.ExportDirectory, "*.csv", SearchOption.AllDirectories).First();
+        File.WriteAllText(file, File.ReadAllText(file).Replace("2026-03-01T12:00:00.1", "2026-03-01T12:00:00.2", StringComparison.Ordinal));
+
+        var (exitCode, stdout, _) = await ArchiverProcess.RunAsync(["verify", .. Settings(storage)]);
+
+        exitCode.ShouldBe(1);
+        stdout.ShouldContain(Path.GetFileNameWithoutExtension(file));
+        stdout.ShouldContain("changed or damaged");
+    }
+
+    [Fact]
+    public async Task Restore_into_the_hot_tier_from_the_command_line_puts_rows_back()
+    {
+        await using var storage = await SeededAsync();
+        var run = await ArchiverProcess.RunAsync(["run", "--before", Cutoff.ToString("O", CultureInfo.InvariantCulture), "--export-dir", storage.ExportDirectory, .. Settings(storage)]);
+        run.ExitCode.ShouldBe(0, run.Stderr);
+
+        var (exitCode, stdout, stderr) = await ArchiverProcess.RunAsync(["restore", storage.ExportDirectory, "--into", "hot", "--json", .. Settings(storage)]);
+
+        exitCode.ShouldBe(0, stderr);
+        using var summary = JsonDocument.Parse(stdout);
+        summary.RootElement.GetProperty("rowsInserted").GetInt64().ShouldBe(1800);
+        (await storage.Store.CountAsync(Saito.Storage.Readings.ReadingKind.Biosensor, StorageTier.Hot, Token)).ShouldBe(1000);
+    }
+
+    [Fact]
+    public async Task A_dry_run_where_no_database_exists_exits_with_code_2_and_creates_nothing()
+    {
+        string folder = Path.Combine(Path.GetTempPath(), $"saito-archiver-empty-{Guid.NewGuid():N}");
+
+        var (exitCode, _, stderr) = await ArchiverProcess.RunAsync(
+            ["run", "--older-than", "7d", "--dry-run", $"--Storage:HotPath={folder}/hot", $"--Storage:ArchivePath={folder}/archive"]);
+
+        exitCode.ShouldBe(2);
+        stderr.ShouldContain("start Saito once");
+        Directory.Exists(folder).ShouldBeFalse();
+    }
+}
