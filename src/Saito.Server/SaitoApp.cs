@@ -1,5 +1,7 @@
 using Saito.Ingestion.Hosting;
+using Microsoft.Extensions.Options;
 using Saito.Mqtt.Hosting;
+using Saito.Storage.Archive;
 
 namespace Saito.Server;
 
@@ -21,6 +23,12 @@ public static class SaitoApp
         }
 
         builder.Services.AddHostedService<TryItReport>();
+        builder.Services.AddOptions<ArchiverOptions>().BindConfiguration(ArchiverOptions.SectionName).ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<ArchiverOptions>, ArchiverOptionsValidator>();
+        builder.Services.AddOptions<ArchiveScheduleOptions>().BindConfiguration(ArchiveScheduleOptions.SectionName).ValidateOnStart();
+        builder.Services.AddSingleton<IValidateOptions<ArchiveScheduleOptions>, ArchiveScheduleOptionsValidator>();
+        builder.Services.AddSingleton<ScheduledArchiver>();
+        builder.Services.AddHostedService(sp => sp.GetRequiredService<ScheduledArchiver>());
         configure?.Invoke(builder);
 
         var app = builder.Build();
