@@ -37,6 +37,15 @@ public static class ReadingTables
         _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, null),
     };
 
+    /// <summary>What a kind's table holds, for the comments in the schema scripts.</summary>
+    public static string KindDescription(ReadingKind kind) => kind switch
+    {
+        ReadingKind.Biosensor => "Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL)",
+        ReadingKind.Location => "Location readings (x, y, z in metres)",
+        ReadingKind.Pressure => "Pressure readings (kPa)",
+        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, null),
+    };
+
     public static bool TryParseKind(string name, out ReadingKind kind)
     {
         switch (name)

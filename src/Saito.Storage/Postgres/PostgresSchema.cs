@@ -141,19 +141,11 @@ public static class PostgresSchema
             table,
             SchemaObjectKind.Table,
             tier,
-            $"{KindDescription(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
+            $"{ReadingTables.KindDescription(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
             $"CREATE TABLE IF NOT EXISTS {table} (\n{SchemaScript.Columns(columns)},\n" +
             $"    CONSTRAINT {PrimaryKeyName(table)} PRIMARY KEY ({key}){IndexTablespaceClause(tablespace)}\n" +
             $"){TablespaceClause(tablespace)}");
     }
-
-    private static string KindDescription(ReadingKind kind) => kind switch
-    {
-        ReadingKind.Biosensor => "Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL)",
-        ReadingKind.Location => "Location readings (x, y, z in metres)",
-        ReadingKind.Pressure => "Pressure readings (kPa)",
-        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, null),
-    };
 
     private static string KeyDescription(KeyStrategy keys) => keys switch
     {

@@ -150,17 +150,9 @@ public static class SqliteSchema
             table,
             SchemaObjectKind.Table,
             tier,
-            $"{KindDescription(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
+            $"{ReadingTables.KindDescription(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
             $"CREATE TABLE IF NOT EXISTS {table} (\n{body}\n) WITHOUT ROWID, STRICT");
     }
-
-    private static string KindDescription(ReadingKind kind) => kind switch
-    {
-        ReadingKind.Biosensor => "Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL)",
-        ReadingKind.Location => "Location readings (x, y, z in metres)",
-        ReadingKind.Pressure => "Pressure readings (kPa)",
-        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, null),
-    };
 
     private static string KeyDescription(KeyStrategy keys) => keys switch
     {
