@@ -11,5 +11,7 @@ if (Console.IsOutputRedirected)
 var root = new RootCommand("Saito load tests: drive real brokers and databases over loopback and report what they sustain.")
 {
     BrokerCommand.Create(),
+    BulkCommand.Create(),
+    IngestCommand.Create(),
 };
 return await root.Parse(args).InvokeAsync();

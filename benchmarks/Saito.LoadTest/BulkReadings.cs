@@ -1,0 +1,79 @@
+using System.Globalization;
+using System.Text;
+using Saito.Storage.Readings;
+
+namespace Saito.LoadTest;
+
+/// <summary>
+/// The rows every <c>bulk</c> run writes: biosensor readings from <see cref="Devices"/> wrist sensors with
+/// <see cref="ChannelsPerDevice"/> channels each, one reading per channel per second, interleaved as a hub would
+/// deliver them (every series at one second, then every series at the next). Each (device, channel, ts) occurs
+/// once, so every row is stored and the counts must match exactly. Values are plausible for a seated student
+/// and fixed by a seed, so every round and every writer sees the same rows in the same order.
+/// </summary>
+internal static class BulkReadings
+{
+    public const int Devices = 64;
+    public const int ChannelsPerDevice = 4;
+    public const int Series = Devices * ChannelsPerDevice;
+
+    /// <summary>Serials the devices are registered under, in the order of their ids.</summary>
+    public static string Serial(int device) => $"bench-wrist-{device:D2}";
+
+    public static Reading[] Biosensor(int count, IReadOnlyList<int> deviceIds)
+    {
+        ArgumentNullException.ThrowIfNull(deviceIds);
+        var start = new DateTime(2026, 11, 23, 8, 0, 0, DateTimeKind.Utc);
+        var random = new Random(17);
+        var rows = new Reading[count];
+        for (int i = 0; i < count; i++)
+        {
+            int series = i % Series;
+            int second = i / Series;
+            // A few milliseconds between series, as real sensors are not sampled in lock step.
+            var ts = start.AddSeconds(second).AddMilliseconds(series * 3.125);
+            rows[i] = Reading.Biosensor(
+                deviceIds[series / ChannelsPerDevice],
+                series % ChannelsPerDevice,
+                ts,
+                ts.AddMilliseconds(150 + (i % 97)),
+                heartRate: 58 + random.Next(45),
+                systolic: 104 + random.Next(32),
+                diastolic: 64 + random.Next(22),
+                skinTemperature: Math.Round(31.8 + (random.NextDouble() * 3.0), 1));
+        }
+
+        return rows;
+    }
+
+    /// <summary>
+    /// The rows as CSV for <c>psql \copy ... WITH (FORMAT csv)</c>, in <see cref="CopyColumns"/> order: timestamps
+    /// as PostgreSQL's text form with microseconds and a UTC offset, numbers in the invariant culture.
+    /// </summary>
+    public static async Task WriteCsvAsync(string path, Reading[] rows, CancellationToken token)
+    {
+        ArgumentNullException.ThrowIfNull(rows);
+        await using var file = new StreamWriter(path, append: false, new UTF8Encoding(false), bufferSize: 1 << 20);
+        var line = new StringBuilder(128);
+        foreach (var r in rows)
+        {
+            token.ThrowIfCancellationRequested();
+            line.Clear();
+            line.Append(r.DeviceId.ToString(CultureInfo.InvariantCulture)).Append(',')
+                .Append(r.Channel.ToString(CultureInfo.InvariantCulture)).Append(',')
+                .Append(Timestamp(r.Timestamp)).Append(',')
+                .Append(Number(r.V0)).Append(',')
+                .Append(Number(r.V1)).Append(',')
+                .Append(Number(r.V2)).Append(',')
+                .Append(Number(r.V3)).Append(',')
+                .Append(Timestamp(r.ReceivedAt));
+            await file.WriteLineAsync(line, token);
+        }
+    }
+
+    public const string CopyColumns = "device_id, channel, ts, heart_rate, systolic, diastolic, skin_temp, received_at";
+
+    private static string Timestamp(DateTime utc) => utc.ToString("yyyy-MM-dd HH:mm:ss.ffffff", CultureInfo.InvariantCulture) + "+00";
+
+    private static string Number(double? value) => value?.ToString("R", CultureInfo.InvariantCulture) ?? string.Empty;
+}

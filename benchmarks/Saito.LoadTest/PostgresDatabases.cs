@@ -1,0 +1,101 @@
+using System.Diagnostics;
+using Npgsql;
+
+namespace Saito.LoadTest;
+
+/// <summary>
+/// Fresh, throwaway databases on the PostgreSQL server that <c>--pg</c> points at, so that every run starts
+/// from empty tables, and <c>psql</c> for the reference load.
+/// </summary>
+internal static class PostgresDatabases
+{
+    /// <summary>Creates an empty database and returns <paramref name="server"/> pointed at it.</summary>
+    public static async Task<string> CreateAsync(string server, string name, CancellationToken token)
+    {
+        await using var admin = new NpgsqlConnection(server);
+        await admin.OpenAsync(token);
+        await using (var drop = new NpgsqlCommand($"DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)", admin))
+        {
+            await drop.ExecuteNonQueryAsync(token);
+        }
+
+        await using (var create = new NpgsqlCommand($"CREATE DATABASE \"{name}\"", admin))
+        {
+            await create.ExecuteNonQueryAsync(token);
+        }
+
+        return new NpgsqlConnectionStringBuilder(server) { Database = name }.ConnectionString;
+    }
+
+    public static async Task DropAsync(string server, string name, CancellationToken token)
+    {
+        NpgsqlConnection.ClearAllPools();
+        await using var admin = new NpgsqlConnection(server);
+        await admin.OpenAsync(token);
+        await using var drop = new NpgsqlCommand($"DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)", admin);
+        await drop.ExecuteNonQueryAsync(token);
+    }
+
+    /// <summary>A database name unique to this run: letters, digits and underscores only.</summary>
+    public static string Name(string purpose) => $"saito_{purpose}_{Environment.ProcessId}_{DateTime.UtcNow:HHmmssfff}";
+
+    /// <summary>The server's version and the settings that decide what a commit costs.</summary>
+    public static async Task<string> DescribeAsync(string server, CancellationToken token)
+    {
+        await using var connection = new NpgsqlConnection(server);
+        await connection.OpenAsync(token);
+        await using var command = new NpgsqlCommand(
+            "SELECT current_setting('server_version') || ', fsync=' || current_setting('fsync') || ', synchronous_commit=' || current_setting('synchronous_commit')" +
+            " || ', wal_sync_method=' || current_setting('wal_sync_method') || ', shared_buffers=' || current_setting('shared_buffers')", connection);
+        return (string)(await command.ExecuteScalarAsync(token))!;
+    }
+
+    /// <summary>
+    /// Runs <c>psql</c> against the database of <paramref name="connectionString"/> with one command
+    /// (<c>-c</c>) and returns its wall time; throws with psql's message if it fails.
+    /// </summary>
+    public static async Task<TimeSpan> RunPsqlAsync(string psql, string connectionString, string command, CancellationToken token)
+    {
+        var cs = new NpgsqlConnectionStringBuilder(connectionString);
+        var psi = new ProcessStartInfo(psql)
+        {
+            UseShellExecute = false,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        foreach (string arg in new[] { "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", cs.Host ?? "localhost", "-p", cs.Port.ToString(System.Globalization.CultureInfo.InvariantCulture) })
+        {
+            psi.ArgumentList.Add(arg);
+        }
+
+        if (!string.IsNullOrEmpty(cs.Username))
+        {
+            psi.ArgumentList.Add("-U");
+            psi.ArgumentList.Add(cs.Username);
+        }
+
+        psi.ArgumentList.Add("-d");
+        psi.ArgumentList.Add(cs.Database ?? "postgres");
+        psi.ArgumentList.Add("-c");
+        psi.ArgumentList.Add(command);
+        if (!string.IsNullOrEmpty(cs.Password))
+        {
+            psi.Environment["PGPASSWORD"] = cs.Password;
+        }
+
+        var clock = Stopwatch.StartNew();
+        using var process = Process.Start(psi) ?? throw new InvalidOperationException($"Could not start {psql}");
+        var stdout = process.StandardOutput.ReadToEndAsync(token);
+        var stderr = process.StandardError.ReadToEndAsync(token);
+        await process.WaitForExitAsync(token);
+        var elapsed = clock.Elapsed;
+        await stdout;
+        string errors = await stderr;
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"psql exited with {process.ExitCode}: {errors.Trim()}");
+        }
+
+        return elapsed;
+    }
+}

@@ -1,0 +1,188 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+
+namespace Saito.LoadTest;
+
+/// <summary>
+/// Saito.Server (the Release build in the repository) as its own process, storing readings: started on free
+/// loopback ports, ready once it logs "See it stored" (its database is prepared), its output kept in a log file.
+/// </summary>
+internal sealed class SaitoServerProcess : IAsyncDisposable
+{
+    private const string ReadyLine = "See it stored";
+    private readonly Process _process;
+    private readonly StreamWriter _log;
+    private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private bool _closed;
+
+    private SaitoServerProcess(Process process, int port, string logPath, StreamWriter log)
+    {
+        _process = process;
+        Port = port;
+        LogPath = logPath;
+        _log = log;
+    }
+
+    public int Port { get; }
+
+    public int Pid => _process.Id;
+
+    public string LogPath { get; }
+
+    /// <summary>
+    /// Starts the server (<paramref name="serverDll"/>, or the repository's Release build) with <paramref name="storageArgs"/> (<c>--Storage:...=...</c>) and <paramref name="extraArgs"/>
+    /// after the tool's own, so they win; <paramref name="environment"/> adds variables (e.g. for perf).
+    /// </summary>
+    public static async Task<SaitoServerProcess> StartAsync(string? serverDll, IEnumerable<string> storageArgs, IEnumerable<string> extraArgs,
+        IEnumerable<KeyValuePair<string, string>> environment, string logPath, TimeSpan readyTimeout, CancellationToken token)
+    {
+        string dll = serverDll ?? LocateServer();
+        if (!File.Exists(dll))
+        {
+            throw new InvalidOperationException($"{dll} not found");
+        }
+
+        int port = FreePort();
+        int http = FreePort();
+        var psi = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        psi.ArgumentList.Add(dll);
+        foreach (string arg in new[]
+                 {
+                     $"--urls=http://127.0.0.1:{http}", "--Mqtt:BindAddress=127.0.0.1", $"--Mqtt:Port={port}",
+                     "--Logging:LogLevel:Default=Information", "--Logging:LogLevel:Microsoft=Warning",
+                 }.Concat(storageArgs).Concat(extraArgs))
+        {
+            psi.ArgumentList.Add(arg);
+        }
+
+        foreach (var (key, value) in environment)
+        {
+            psi.Environment[key] = value;
+        }
+
+        Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(logPath))!);
+        var log = new StreamWriter(logPath, append: false) { AutoFlush = true };
+        await log.WriteLineAsync("$ dotnet " + string.Join(' ', psi.ArgumentList));
+        var process = Process.Start(psi) ?? throw new InvalidOperationException("Could not start dotnet " + dll);
+        var server = new SaitoServerProcess(process, port, logPath, log);
+        process.OutputDataReceived += (_, e) => server.OnLine(e.Data);
+        process.ErrorDataReceived += (_, e) => server.OnLine(e.Data);
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(token);
+        timeout.CancelAfter(readyTimeout);
+        try
+        {
+            var exited = process.WaitForExitAsync(timeout.Token);
+            // _ready is completed by the output handler; a console tool has no synchronization context to deadlock on.
+#pragma warning disable VSTHRD003
+            var first = await Task.WhenAny(server._ready.Task, exited);
+#pragma warning restore VSTHRD003
+            if (first == exited)
+            {
+                throw new InvalidOperationException($"Saito.Server exited with {process.ExitCode} before it was ready; see {logPath}");
+            }
+
+            await WaitForPortAsync(port, timeout.Token);
+        }
+        catch (OperationCanceledException) when (!token.IsCancellationRequested)
+        {
+            await server.DisposeAsync();
+            throw new TimeoutException($"Saito.Server did not log '{ReadyLine}' within {readyTimeout.TotalSeconds:F0} s; see {logPath}");
+        }
+        catch
+        {
+            await server.DisposeAsync();
+            throw;
+        }
+
+        return server;
+    }
+
+    private void OnLine(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (_log)
+        {
+            if (!_closed)
+            {
+                _log.WriteLine(line);
+            }
+        }
+
+        if (line.Contains(ReadyLine, StringComparison.Ordinal))
+        {
+            _ready.TrySetResult();
+        }
+    }
+
+    public bool HasExited => _process.HasExited;
+
+    private static string LocateServer()
+    {
+        var dir = new DirectoryInfo(AppContext.BaseDirectory);
+        while (dir is not null && !File.Exists(Path.Combine(dir.FullName, "Saito.sln")))
+        {
+            dir = dir.Parent;
+        }
+
+        if (dir is null)
+        {
+            throw new InvalidOperationException("Run from inside the Saito repository (Saito.sln not found above the tool).");
+        }
+
+        string dll = Path.Combine(dir.FullName, "src", "Saito.Server", "bin", "Release", "net10.0", "Saito.Server.dll");
+        if (!File.Exists(dll))
+        {
+            throw new InvalidOperationException($"{dll} not found: dotnet build -c Release src/Saito.Server");
+        }
+
+        return dll;
+    }
+
+    private static async Task WaitForPortAsync(int port, CancellationToken token)
+    {
+        while (true)
+        {
+            try
+            {
+                using var probe = new TcpClient();
+                await probe.ConnectAsync(IPAddress.Loopback, port, token);
+                return;
+            }
+            catch (SocketException)
+            {
+                await Task.Delay(100, token);
+            }
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+            await _process.WaitForExitAsync();
+        }
+
+        _process.Dispose();
+        lock (_log)
+        {
+            _closed = true;
+            _log.Dispose();
+        }
+    }
+}
