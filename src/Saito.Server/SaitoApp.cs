@@ -32,7 +32,7 @@ public static class SaitoApp
         configure?.Invoke(builder);
 
         var app = builder.Build();
-        app.MapHealthChecks("/health");
+        app.MapHealthChecks("/health", HealthResponse.Options);
         if (embedded)
         {
             app.MapSaitoMqttEndpoints();

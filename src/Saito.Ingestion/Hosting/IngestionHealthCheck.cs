@@ -40,13 +40,13 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
         var (schemaReady, failingSince, lastError, lastCommit) = health.Snapshot();
         var data = new Dictionary<string, object>
         {
-            ["queued_readings"] = writers.QueuedReadings,
-            ["queue_capacity"] = writers.QueueCapacity,
+            ["queuedReadings"] = writers.QueuedReadings,
+            ["queueCapacity"] = writers.QueueCapacity,
             ["devices"] = registry.Count,
         };
         if (lastCommit is { } commit)
         {
-            data["last_commit"] = commit.ToString("O", System.Globalization.CultureInfo.InvariantCulture);
+            data["lastCommit"] = commit.ToString("O", System.Globalization.CultureInfo.InvariantCulture);
         }
 
         if (writers.Ready.IsFaulted)
@@ -56,7 +56,7 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
 
         if (failingSince is { } since)
         {
-            data["failing_since"] = since.ToString("O", System.Globalization.CultureInfo.InvariantCulture);
+            data["failingSince"] = since.ToString("O", System.Globalization.CultureInfo.InvariantCulture);
             double seconds = (time.GetUtcNow() - since).TotalSeconds;
             return HealthCheckResult.Unhealthy($"database writes failing for {seconds:F0} s (acknowledgements held): {lastError}", data: data);
         }

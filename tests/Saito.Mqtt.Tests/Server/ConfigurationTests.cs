@@ -54,7 +54,11 @@ public sealed class ConfigurationTests
         (await client.ConnectAsync(Packets.MqttProtocolVersion.V500, "health-probe")).ReasonCode.ShouldBe((byte)0);
         using var http = new HttpClient();
         var body = await http.GetStringAsync($"http://127.0.0.1:{saito.HttpPort}/health", TestContext.Current.CancellationToken);
-        body.ShouldBe("Healthy");
+        using var health = System.Text.Json.JsonDocument.Parse(body);
+        health.RootElement.GetProperty("status").GetString().ShouldBe("Healthy");
+        var mqtt = health.RootElement.GetProperty("checks").GetProperty("mqtt");
+        mqtt.GetProperty("data").GetProperty("connectedClients").GetInt32().ShouldBe(1);
+        health.RootElement.GetProperty("checks").GetProperty("storage").GetProperty("status").GetString().ShouldBe("Healthy");
         saito.Broker.ConnectedClients.ShouldBe(1);
     }
 }
