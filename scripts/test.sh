@@ -21,7 +21,8 @@ cd "$repo_root"
 
 results_dir="$repo_root/artifacts/test-results"
 clients_dir="$repo_root/tests/clients"
-apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt openssl postgresql)
+# libicu72: Saito runs with ICU (Microsoft.Data.SqlClient refuses invariant globalization).
+apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt openssl postgresql libicu72)
 # The throwaway PostgreSQL cluster: Debian's binaries, a data directory made afresh on every run.
 pg_bin=/usr/lib/postgresql/15/bin
 pg_root=/var/tmp/saito-test-pg

@@ -35,7 +35,7 @@ internal sealed class BrokerProcess : IAsyncDisposable
             throw new InvalidOperationException($"Mosquitto not found at {binary}: apt-get install mosquitto");
         }
 
-        int port = FreePort();
+        int port = LocalServers.FreePort();
         string dir = Path.Combine(Path.GetTempPath(), "saito-load-mosquitto-" + port);
         Directory.CreateDirectory(dir);
         string config = Path.Combine(dir, "mosquitto.conf");
@@ -54,9 +54,9 @@ internal sealed class BrokerProcess : IAsyncDisposable
 
     public static async Task<BrokerProcess> StartSaitoAsync(int inflight)
     {
-        string dll = LocateSaitoServer();
-        int port = FreePort();
-        int http = FreePort();
+        string dll = LocalServers.SaitoServerDll();
+        int port = LocalServers.FreePort();
+        int http = LocalServers.FreePort();
         var process = Start("dotnet", [dll, $"--urls=http://127.0.0.1:{http}", "--Mqtt:BindAddress=127.0.0.1", $"--Mqtt:Port={port}",
             $"--Mqtt:MaxInflightMessages={inflight}", "--Mqtt:MaxQueuedMessages=10000000", "--Logging:LogLevel:Default=Warning",
             // The load's topics (load/...) are not Saito reading topics, so nothing is stored; the folder keeps the empty
@@ -67,32 +67,6 @@ internal sealed class BrokerProcess : IAsyncDisposable
         return new BrokerProcess("saito", process, port, null);
     }
 
-    private static string LocateSaitoServer()
-    {
-        var dir = new DirectoryInfo(AppContext.BaseDirectory);
-        while (dir is not null && !File.Exists(Path.Combine(dir.FullName, "Saito.sln")))
-        {
-            dir = dir.Parent;
-        }
-
-        if (dir is null)
-        {
-            throw new InvalidOperationException("Run from inside the Saito repository (Saito.sln not found above the tool).");
-        }
-
-        string dll = Path.Combine(dir.FullName, "src", "Saito.Server", "bin", "Release", "net10.0", "Saito.Server.dll");
-        if (!File.Exists(dll))
-        {
-            using var build = Start("dotnet", ["build", "-c", "Release", Path.Combine(dir.FullName, "src", "Saito.Server"), "--nologo", "-v", "q"]);
-            build.WaitForExit();
-            if (build.ExitCode != 0 || !File.Exists(dll))
-            {
-                throw new InvalidOperationException($"Could not build {dll}");
-            }
-        }
-
-        return dll;
-    }
 
     private static Process Start(string file, string[] args)
     {
@@ -136,12 +110,6 @@ internal sealed class BrokerProcess : IAsyncDisposable
         throw new TimeoutException($"Broker did not listen on {port}");
     }
 
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
-    }
 
     public async ValueTask DisposeAsync()
     {

@@ -37,14 +37,14 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
     public static async Task<SaitoServerProcess> StartAsync(string? serverDll, IEnumerable<string> storageArgs, IEnumerable<string> extraArgs,
         IEnumerable<KeyValuePair<string, string>> environment, string logPath, TimeSpan readyTimeout, CancellationToken token)
     {
-        string dll = serverDll ?? LocateServer();
+        string dll = serverDll ?? LocalServers.SaitoServerDll();
         if (!File.Exists(dll))
         {
             throw new InvalidOperationException($"{dll} not found");
         }
 
-        int port = FreePort();
-        int http = FreePort();
+        int port = LocalServers.FreePort();
+        int http = LocalServers.FreePort();
         var psi = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         psi.ArgumentList.Add(dll);
         foreach (string arg in new[]
@@ -124,27 +124,6 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
 
     public bool HasExited => _process.HasExited;
 
-    private static string LocateServer()
-    {
-        var dir = new DirectoryInfo(AppContext.BaseDirectory);
-        while (dir is not null && !File.Exists(Path.Combine(dir.FullName, "Saito.sln")))
-        {
-            dir = dir.Parent;
-        }
-
-        if (dir is null)
-        {
-            throw new InvalidOperationException("Run from inside the Saito repository (Saito.sln not found above the tool).");
-        }
-
-        string dll = Path.Combine(dir.FullName, "src", "Saito.Server", "bin", "Release", "net10.0", "Saito.Server.dll");
-        if (!File.Exists(dll))
-        {
-            throw new InvalidOperationException($"{dll} not found: dotnet build -c Release src/Saito.Server");
-        }
-
-        return dll;
-    }
 
     private static async Task WaitForPortAsync(int port, CancellationToken token)
     {
@@ -163,12 +142,6 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
         }
     }
 
-    private static int FreePort()
-    {
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        return ((IPEndPoint)listener.LocalEndpoint).Port;
-    }
 
     public async ValueTask DisposeAsync()
     {

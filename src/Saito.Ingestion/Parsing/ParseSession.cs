@@ -109,10 +109,10 @@ internal sealed class ParseSession
     }
 
     public void Reject(string reason, string detail, ReadOnlySpan<byte> payload) =>
-        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, PayloadText(payload)));
+        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, DeadLetter.PayloadText(payload)));
 
     public void Reject(string reason, string detail, string payloadText) =>
-        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, Clean(payloadText)));
+        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, payloadText));
 
     /// <summary>A timestamp inside the window gives null; else the reason and a detail naming the limit.</summary>
     public string? CheckTime(long ticks, string what, out string reason)
@@ -148,34 +148,6 @@ internal sealed class ParseSession
         ticks >= 0 && ticks <= DateTime.MaxValue.Ticks
             ? new DateTime(ticks, DateTimeKind.Utc).ToString("yyyy-MM-dd'T'HH:mm:ss.ffffff'Z'", System.Globalization.CultureInfo.InvariantCulture)
             : FormattableString.Invariant($"(outside the calendar: {ticks} ticks)");
-
-    /// <summary>
-    /// Payload bytes as dead-letter text: UTF-8 (invalid bytes become U+FFFD), NUL replaced by U+FFFD (PostgreSQL
-    /// text cannot hold it), cut to <see cref="DeadLetter.MaxPayloadChars"/> without splitting a surrogate pair.
-    /// </summary>
-    public static string PayloadText(ReadOnlySpan<byte> payload)
-    {
-        // Each character takes at most 3 bytes (a 4-byte sequence is 2 chars), so this many bytes give enough text.
-        int take = Math.Min(payload.Length, (DeadLetter.MaxPayloadChars * 3) + 3);
-        return Clean(Encoding.UTF8.GetString(payload[..take]));
-    }
-
-    /// <summary>Dead-letter text: NUL replaced, cut to <see cref="DeadLetter.MaxPayloadChars"/> without splitting a surrogate pair.</summary>
-    public static string Clean(string text)
-    {
-        if (text.Length > DeadLetter.MaxPayloadChars)
-        {
-            int cut = DeadLetter.MaxPayloadChars;
-            if (char.IsHighSurrogate(text[cut - 1]))
-            {
-                cut--;
-            }
-
-            text = text[..cut];
-        }
-
-        return text.Contains('\0', StringComparison.Ordinal) ? text.Replace('\0', '\uFFFD') : text;
-    }
 
     /// <summary>A short excerpt of a token, for details ("got \"72\"").</summary>
     public static string Excerpt(ReadOnlySpan<byte> token)

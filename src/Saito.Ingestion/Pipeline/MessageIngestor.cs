@@ -1,4 +1,3 @@
-using System.Text;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Saito.Ingestion.Parsing;
@@ -66,7 +65,7 @@ public sealed partial class MessageIngestor
         var deadLetters = new List<DeadLetter>();
         if (!SaitoTopicParser.TryParse(message.Topic, _prefix, out var topic, out string? topicError))
         {
-            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, PayloadText(message.Payload)));
+            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, DeadLetter.PayloadText(message.Payload.Span)));
             LogRejection(message.Topic, DeadLetterReasons.BadTopic, topicError);
             _metrics.Rejected(DeadLetterReasons.BadTopic);
             await SubmitAsync(message, [], deadLetters, cancellationToken);
@@ -82,7 +81,7 @@ public sealed partial class MessageIngestor
                 return IngestResult.DeviceAnnounced;
             }
 
-            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, PayloadText(message.Payload)));
+            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, DeadLetter.PayloadText(message.Payload.Span)));
             _metrics.Rejected(DeadLetterReasons.BadHello);
             await SubmitAsync(message, [], deadLetters, cancellationToken);
             return IngestResult.Stored;
@@ -146,17 +145,6 @@ public sealed partial class MessageIngestor
     }
 
     private const int LogBurst = 20;
-
-    private static string PayloadText(ReadOnlyMemory<byte> payload)
-    {
-        var span = payload.Span;
-        if (span.Length > DeadLetter.MaxPayloadChars * 4)
-        {
-            span = span[..(DeadLetter.MaxPayloadChars * 4)];
-        }
-
-        return Encoding.UTF8.GetString(span);
-    }
 
     [LoggerMessage(2101, LogLevel.Warning, "Rejected input on {Topic} ({Reason}): {Detail}")]
     private partial void LogRejected(string topic, string reason, string detail);

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Text;
 using System.Threading.Channels;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -295,7 +294,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         batch.DeadLetters.AddRange(message.DeadLetters);
         batch.DeadLetters.Add(new DeadLetter(_time.GetUtcNow().UtcDateTime, message.Topic, message.ClientId, "database-rejected",
             $"{message.Readings.Count} reading(s) refused by the database: {refusal.GetType().Name}: {refusal.Message}",
-            Encoding.UTF8.GetString(message.Payload.Span[..Math.Min(message.Payload.Length, DeadLetter.MaxPayloadChars * 4)])));
+            DeadLetter.PayloadText(message.Payload.Span)));
         LogMessageRefused(refusal, message.Topic, message.Readings.Count);
         try
         {

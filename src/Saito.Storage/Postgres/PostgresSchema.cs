@@ -118,24 +118,12 @@ public static class PostgresSchema
     /// <summary>The name of a table's primary-key constraint (and index).</summary>
     public static string PrimaryKeyName(string table) => table + "_pkey";
 
+    private static readonly ReadingColumnTypes Types = new("uuid", "NOT NULL", "integer", "timestamptz", "double precision");
+
     private static SchemaObject ReadingTable(ReadingKind kind, KeyStrategy keys, StorageTier tier, string? tablespace)
     {
         string table = ReadingTables.TableName(kind, keys, tier);
-        var columns = new List<(string, string, string)>();
-        if (keys != KeyStrategy.Natural)
-        {
-            columns.Add(("id", "uuid", "NOT NULL"));
-        }
-
-        columns.Add(("device_id", "integer", "NOT NULL"));
-        columns.Add(("channel", "integer", "NOT NULL"));
-        columns.Add(("ts", "timestamptz", "NOT NULL"));
-        foreach (string value in ReadingTables.ValueColumns(kind))
-        {
-            columns.Add((value, "double precision", kind == ReadingKind.Biosensor ? string.Empty : "NOT NULL"));
-        }
-
-        columns.Add(("received_at", "timestamptz", "NOT NULL"));
+        var columns = SchemaScript.ReadingColumns(kind, keys, Types);
         string key = keys == KeyStrategy.Natural ? "device_id, channel, ts" : "id";
         return new SchemaObject(
             table,

@@ -22,6 +22,17 @@ public sealed record DeadLetter
         Payload = Truncate(payload, MaxPayloadChars);
     }
 
+    /// <summary>
+    /// Raw payload bytes as dead-letter text: UTF-8 (invalid bytes become U+FFFD), decoding no more bytes than
+    /// <see cref="MaxPayloadChars"/> characters can take; the constructor then cuts and cleans it.
+    /// </summary>
+    public static string PayloadText(ReadOnlySpan<byte> payload)
+    {
+        // A character takes at most 3 bytes (a 4-byte sequence is 2 chars), so this many bytes give enough text.
+        int take = Math.Min(payload.Length, (MaxPayloadChars * 3) + 3);
+        return System.Text.Encoding.UTF8.GetString(payload[..take]);
+    }
+
     public DateTime ReceivedAt { get; }
     public string Topic { get; }
     public string? ClientId { get; }

@@ -1,4 +1,15 @@
+using Saito.Storage.Keys;
+using Saito.Storage.Readings;
+
 namespace Saito.Storage.Schema;
+
+/// <summary>How one database spells the types of a reading table's columns.</summary>
+/// <param name="Id">the GUID key column's type</param>
+/// <param name="IdConstraints">its constraints</param>
+/// <param name="Integer">device_id and channel</param>
+/// <param name="Timestamp">ts and received_at</param>
+/// <param name="Real">the values</param>
+public sealed record ReadingColumnTypes(string Id, string IdConstraints, string Integer, string Timestamp, string Real);
 
 public enum SchemaObjectKind
 {
@@ -63,6 +74,24 @@ public static class SchemaScript
     }
 
     /// <summary>Column definitions aligned in columns: name, type, then the rest, joined with ",\n" and indented.</summary>
+    /// <summary>
+    /// A reading table's columns in <see cref="ReadingTables.Columns"/> order, typed for one database: every column
+    /// NOT NULL except biosensor values (any subset may be missing).
+    /// </summary>
+    public static IReadOnlyList<(string Name, string Type, string Constraints)> ReadingColumns(ReadingKind kind, KeyStrategy keys, ReadingColumnTypes types)
+    {
+        ArgumentNullException.ThrowIfNull(types);
+        var values = ReadingTables.ValueColumns(kind);
+        return ReadingTables.Columns(kind, keys).Select(column => column switch
+        {
+            "id" => (column, types.Id, types.IdConstraints),
+            "device_id" or "channel" => (column, types.Integer, "NOT NULL"),
+            "ts" or "received_at" => (column, types.Timestamp, "NOT NULL"),
+            _ when values.Contains(column) => (column, types.Real, kind == ReadingKind.Biosensor ? string.Empty : "NOT NULL"),
+            _ => throw new InvalidOperationException($"No type for reading column {column}."),
+        }).ToList();
+    }
+
     public static string Columns(IReadOnlyList<(string Name, string Type, string Constraints)> columns)
     {
         ArgumentNullException.ThrowIfNull(columns);

@@ -122,24 +122,12 @@ public static class SqliteSchema
          ) STRICT
          """);
 
+    private static readonly ReadingColumnTypes Types = new("BLOB", "NOT NULL PRIMARY KEY CHECK (length(id) = 16)", "INTEGER", "INTEGER", "REAL");
+
     private static SchemaObject ReadingTable(ReadingKind kind, KeyStrategy keys, StorageTier tier)
     {
         string table = ReadingTables.TableName(kind, keys, tier);
-        var columns = new List<(string, string, string)>();
-        if (keys != KeyStrategy.Natural)
-        {
-            columns.Add(("id", "BLOB", "NOT NULL PRIMARY KEY CHECK (length(id) = 16)"));
-        }
-
-        columns.Add(("device_id", "INTEGER", "NOT NULL"));
-        columns.Add(("channel", "INTEGER", "NOT NULL"));
-        columns.Add(("ts", "INTEGER", "NOT NULL"));
-        foreach (string value in ReadingTables.ValueColumns(kind))
-        {
-            columns.Add((value, "REAL", kind == ReadingKind.Biosensor ? string.Empty : "NOT NULL"));
-        }
-
-        columns.Add(("received_at", "INTEGER", "NOT NULL"));
+        var columns = SchemaScript.ReadingColumns(kind, keys, Types);
         string body = SchemaScript.Columns(columns);
         if (keys == KeyStrategy.Natural)
         {
