@@ -10,8 +10,8 @@ internal static partial class ArchiveLog
     [LoggerMessage(EventId = 5002, Level = LogLevel.Information, Message = "Resuming batch {BatchId} ({Kind}, journal says {State})")]
     public static partial void Resuming(ILogger logger, string batchId, string kind, string state);
 
-    [LoggerMessage(EventId = 5003, Level = LogLevel.Information, Message = "Batch {BatchId}: exported {Rows} rows ({FirstKey} .. {LastKey}) to {File} in {Milliseconds} ms")]
-    public static partial void Exported(ILogger logger, string batchId, long rows, string? firstKey, string? lastKey, string file, long milliseconds);
+    [LoggerMessage(EventId = 5003, Level = LogLevel.Information, Message = "Batch {BatchId}: exported {Rows} rows ({FirstKey} .. {LastKey}) to {File} in {Milliseconds} ms (select {SelectMilliseconds} ms)")]
+    public static partial void Exported(ILogger logger, string batchId, long rows, string? firstKey, string? lastKey, string file, long milliseconds, long selectMilliseconds);
 
     [LoggerMessage(EventId = 5004, Level = LogLevel.Information, Message = "Batch {BatchId}: {Inserted} of {Rows} rows inserted into {Table} in {Milliseconds} ms{Note}")]
     public static partial void Archived(ILogger logger, string batchId, long inserted, long rows, string table, long milliseconds, string note);

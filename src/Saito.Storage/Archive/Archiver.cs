@@ -208,7 +208,7 @@ public sealed class Archiver : IAsyncDisposable
                 ArchiveLog.Resuming(_logger, batch.Id, ReadingTables.KindName(batch.Kind), ArchiveBatch.StateName(batch.State));
             }
 
-            await AdvanceGuardedAsync(batch, Of(batch.Kind), request, summary, token);
+            await GuardedAsync(batch, summary, async () => await AdvanceAsync(batch, Of(batch.Kind), token));
         });
 
         string runId = string.Create(CultureInfo.InvariantCulture, $"{DateTime.UtcNow:yyyyMMdd'T'HHmmss'Z'}-{Random.Shared.Next(0x10000):x4}");
@@ -247,57 +247,89 @@ public sealed class Archiver : IAsyncDisposable
     private static ParallelOptions Workers(ArchiveRunRequest request, CancellationToken cancellationToken) =>
         new() { MaxDegreeOfParallelism = Math.Max(1, request.Threads), CancellationToken = cancellationToken };
 
+    /// <summary>
+    /// One worker's slice, batch after batch, two batches in flight: while batch k is inserted into the archive and
+    /// deleted from hot, batch k+1 is selected and exported. That is safe because batch k+1 starts after batch k's last
+    /// key (its rows cannot overlap) and each batch has its own journal entry, so a crash leaves at most two unfinished
+    /// batches per slice, each resumed on its own by the next run. The database and the file system work at once
+    /// instead of in turn.
+    /// </summary>
     private async Task RunSliceAsync(string runId, ArchiveSlice slice, long cutoff, ArchiveRunRequest request, ArchiveKindSummary kindSummary,
         ArchiveRunSummary summary, CancellationToken cancellationToken)
     {
         string? cursor = null;
-        for (int sequence = 1; ; sequence++)
+        Task<ArchiveBatch?>? finishing = null;
+        try
         {
-            string id = string.Create(CultureInfo.InvariantCulture,
-                $"{runId}-{ReadingTables.KindName(slice.Kind)}-{SchemaScript.KeyStrategyName(_keys)}-s{slice.Number:D2}-{sequence:D5}");
-            var batch = new ArchiveBatch
+            for (int sequence = 1; ; sequence++)
             {
-                Id = id,
-                RunId = runId,
-                Kind = slice.Kind,
-                Keys = _keys,
-                Slice = slice.Number,
-                SliceLow = slice.Low,
-                SliceHigh = slice.High,
-                Cursor = cursor,
-                CutoffMicros = cutoff,
-                BatchRows = request.BatchRows,
-                State = BatchState.Planned,
-                File = ExportFiles.DataPath(request.ExportDirectory, id, slice.Kind, request.Gzip),
-            };
-            await _engine.PlanAsync(batch, cancellationToken);
-            ArchivePausePoints.Reach("planned", batch.Id);
-            var outcome = await AdvanceGuardedAsync(batch, kindSummary, request, summary, cancellationToken);
-            if (outcome is null || outcome.Rows < request.BatchRows)
-            {
-                if (outcome is not null)
+                string id = string.Create(CultureInfo.InvariantCulture,
+                    $"{runId}-{ReadingTables.KindName(slice.Kind)}-{SchemaScript.KeyStrategyName(_keys)}-s{slice.Number:D2}-{sequence:D5}");
+                var batch = new ArchiveBatch
                 {
-                    if (_logger.IsEnabled(LogLevel.Information))
+                    Id = id,
+                    RunId = runId,
+                    Kind = slice.Kind,
+                    Keys = _keys,
+                    Slice = slice.Number,
+                    SliceLow = slice.Low,
+                    SliceHigh = slice.High,
+                    Cursor = cursor,
+                    CutoffMicros = cutoff,
+                    BatchRows = request.BatchRows,
+                    State = BatchState.Planned,
+                    File = ExportFiles.DataPath(request.ExportDirectory, id, slice.Kind, request.Gzip),
+                };
+                await _engine.PlanAsync(batch, cancellationToken);
+                ArchivePausePoints.Reach("planned", batch.Id);
+                var exported = await GuardedAsync(batch, summary, async () => await ExportStageAsync(batch, cancellationToken));
+                if (finishing is not null)
+                {
+                    var previous = await finishing;
+                    finishing = null;
+                    if (previous is null)
                     {
-                        ArchiveLog.SliceFinished(_logger, slice.ToString());
+                        // The previous batch failed (logged and counted); this one, if exported, waits in the journal for the next run.
+                        return;
                     }
                 }
 
-                return;
-            }
+                if (exported is not { Batch.Rows: > 0 })
+                {
+                    return;
+                }
 
-            cursor = outcome.LastKey;
+                var (done, rows) = exported.Value;
+                finishing = GuardedAsync(done, summary, async () => await FinishStageAsync(done, rows, kindSummary, cancellationToken));
+                if (done.Rows < request.BatchRows)
+                {
+                    if (await finishing is not null && _logger.IsEnabled(LogLevel.Information))
+                    {
+                        ArchiveLog.SliceFinished(_logger, slice.ToString());
+                    }
+
+                    finishing = null;
+                    return;
+                }
+
+                cursor = done.LastKey;
+            }
+        }
+        finally
+        {
+            if (finishing is not null)
+            {
+                await finishing;
+            }
         }
     }
 
-    /// <summary>Takes a batch from its journal state to done; null when it failed (logged and counted) or found no rows.</summary>
-    private async Task<ArchiveBatch?> AdvanceGuardedAsync(ArchiveBatch batch, ArchiveKindSummary kindSummary, ArchiveRunRequest request,
-        ArchiveRunSummary summary, CancellationToken cancellationToken)
+    /// <summary>Runs one stage of a batch; null when it failed (logged and added to the summary's failures; the journal keeps the batch for the next run).</summary>
+    private async Task<T?> GuardedAsync<T>(ArchiveBatch batch, ArchiveRunSummary summary, Func<Task<T>> stage)
     {
         try
         {
-            var done = await AdvanceAsync(batch, kindSummary, request.Gzip, cancellationToken);
-            return done is { Rows: > 0 } ? done : null;
+            return await stage();
         }
         catch (Exception exception) when (exception is not OperationCanceledException)
         {
@@ -307,46 +339,70 @@ public sealed class Archiver : IAsyncDisposable
                 summary.Failures.Add($"batch {batch.Id}: {exception.GetType().Name}: {exception.Message}");
             }
 
-            return null;
+            return default;
         }
     }
 
-    private async Task<ArchiveBatch?> AdvanceAsync(ArchiveBatch batch, ArchiveKindSummary kindSummary, bool gzip, CancellationToken cancellationToken)
+    /// <summary>Takes a (resumed) batch from its journal state to done.</summary>
+    private async Task<ArchiveBatch?> AdvanceAsync(ArchiveBatch batch, ArchiveKindSummary kindSummary, CancellationToken cancellationToken)
     {
         List<ArchiveRow>? rows = null;
         if (batch.State == BatchState.Planned)
         {
-            var stopwatch = Stopwatch.StartNew();
-            // Whatever an interrupted export of this batch left is discarded: nothing of it was moved yet.
-            ExportFiles.Discard(batch.File);
-            rows = await _engine.SelectAsync(batch, cancellationToken);
-            if (rows.Count == 0)
+            if (await ExportStageAsync(batch, cancellationToken) is not { Batch.Rows: > 0 } exported)
             {
-                await _engine.ForgetAsync(batch.Id, cancellationToken);
                 return batch with { Rows = 0 };
             }
 
-            bool fileGzip = ArchiveCsv.IsGzip(batch.File);
-            int half = rows.Count / 2;
-            string sha = ExportFiles.WriteData(batch.File, rows, batch.Kind, batch.Keys, fileGzip,
-                i =>
-                {
-                    if (i == half)
-                    {
-                        ArchivePausePoints.Reach("mid-export", batch.Id);
-                    }
-                });
-            ArchivePausePoints.Reach("export-renamed", batch.Id);
-            string first = rows[0].KeyText(batch.Keys);
-            string last = rows[^1].KeyText(batch.Keys);
-            ExportFiles.WriteManifest(batch.File, ExportFiles.Manifest(batch, batch.File, fileGzip, rows.Count, first, last, sha));
-            ArchivePausePoints.Reach("manifest-written", batch.Id);
-            batch = batch with { State = BatchState.Exported, Rows = rows.Count, FirstKey = first, LastKey = last, Sha256 = sha };
-            await _engine.SetStateAsync(batch, cancellationToken);
-            ArchiveLog.Exported(_logger, batch.Id, rows.Count, first, last, batch.File, stopwatch.ElapsedMilliseconds);
-            ArchivePausePoints.Reach("exported", batch.Id);
+            (batch, rows) = exported;
         }
 
+        return await FinishStageAsync(batch, rows, kindSummary, cancellationToken);
+    }
+
+    /// <summary>Planned → exported: select the rows, write the export and its manifest, record it. No rows: the batch is forgotten.</summary>
+    private async Task<(ArchiveBatch Batch, List<ArchiveRow> Rows)?> ExportStageAsync(ArchiveBatch batch, CancellationToken cancellationToken)
+    {
+        var stopwatch = Stopwatch.StartNew();
+        // Whatever an interrupted export of this batch left is discarded: nothing of it was moved yet.
+        ExportFiles.Discard(batch.File);
+        var rows = await _engine.SelectAsync(batch, cancellationToken);
+        long selectMs = stopwatch.ElapsedMilliseconds;
+        if (rows.Count == 0)
+        {
+            await _engine.ForgetAsync(batch.Id, cancellationToken);
+            return (batch with { Rows = 0 }, rows);
+        }
+
+        bool fileGzip = ArchiveCsv.IsGzip(batch.File);
+        int half = rows.Count / 2;
+        string sha = ExportFiles.WriteData(batch.File, rows, batch.Kind, batch.Keys, fileGzip,
+            i =>
+            {
+                if (i == half)
+                {
+                    ArchivePausePoints.Reach("mid-export", batch.Id);
+                }
+            });
+        ArchivePausePoints.Reach("export-renamed", batch.Id);
+        string first = rows[0].KeyText(batch.Keys);
+        string last = rows[^1].KeyText(batch.Keys);
+        ExportFiles.WriteManifest(batch.File, ExportFiles.Manifest(batch, batch.File, fileGzip, rows.Count, first, last, sha));
+        ArchivePausePoints.Reach("manifest-written", batch.Id);
+        batch = batch with { State = BatchState.Exported, Rows = rows.Count, FirstKey = first, LastKey = last, Sha256 = sha };
+        await _engine.SetStateAsync(batch, cancellationToken);
+        ArchiveLog.Exported(_logger, batch.Id, rows.Count, first, last, batch.File, stopwatch.ElapsedMilliseconds, selectMs);
+        ArchivePausePoints.Reach("exported", batch.Id);
+        return (batch, rows);
+    }
+
+    /// <summary>
+    /// Exported → archived → done: insert the rows into the archive table, then delete them from hot. <paramref name="rows"/>
+    /// is null for a resumed batch: its rows are read back from the export, after checking its SHA-256.
+    /// </summary>
+    private async Task<ArchiveBatch> FinishStageAsync(ArchiveBatch batch, List<ArchiveRow>? rows, ArchiveKindSummary kindSummary, CancellationToken cancellationToken)
+    {
+        bool selectedHere = rows is not null;
         if (batch.State == BatchState.Exported)
         {
             var stopwatch = Stopwatch.StartNew();
@@ -366,7 +422,6 @@ public sealed class Archiver : IAsyncDisposable
         if (batch.State == BatchState.Archived)
         {
             var stopwatch = Stopwatch.StartNew();
-            bool selectedHere = rows is not null;
             rows ??= ReadExport(batch);
             long deleted = await _engine.DeleteHotAsync(batch, rows, rangeFirst: selectedHere, cancellationToken);
             batch = batch with { State = BatchState.Done };
