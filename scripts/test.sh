@@ -3,8 +3,9 @@
 #
 #   scripts/test.sh [extra dotnet test arguments, e.g. --filter Category=Fast]
 #
-# Installs what the tests drive (Mosquitto, its command-line clients, paho-mqtt, openssl, PostgreSQL)
-# with apt-get when missing, installs MQTT.js with npm, starts a throwaway PostgreSQL cluster for the
+# Installs what the tests drive (Mosquitto, its command-line clients, paho-mqtt, openssl, PostgreSQL,
+# Chromium for the load-test report's chart PNGs) with apt-get when missing, installs MQTT.js and
+# the report's pinned chart.js with npm, starts a throwaway PostgreSQL cluster for the
 # storage tests (stopped when the script exits), runs `dotnet test`, and ends with one line:
 #   N passed, N failed, N skipped
 # Exit code: non-zero when the build fails, a test fails, or no test results were written.
@@ -21,8 +22,12 @@ cd "$repo_root"
 
 results_dir="$repo_root/artifacts/test-results"
 clients_dir="$repo_root/tests/clients"
+# The chart library the load-test report inlines (package-lock.json pins it).
+report_dir="$repo_root/benchmarks/Saito.LoadTest/report"
 # libicu72: Saito runs with ICU (Microsoft.Data.SqlClient refuses invariant globalization).
-apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt openssl postgresql libicu72)
+# chromium, fonts-liberation: the load-test report draws its chart PNGs in headless Chromium (with
+# --no-install-recommends the fonts Chart.js asks for, Helvetica/Arial, would be missing).
+apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt openssl postgresql libicu72 chromium fonts-liberation)
 # The throwaway PostgreSQL cluster: Debian's binaries, a data directory made afresh on every run.
 pg_bin=/usr/lib/postgresql/15/bin
 pg_root=/var/tmp/saito-test-pg
@@ -177,6 +182,9 @@ install_node_clients() {
     (cd "$clients_dir" && npm install "${npm_args[@]}" >/dev/null)
   fi
   echo "MQTT.js $(cd "$clients_dir" && node -p "require('mqtt/package.json').version")"
+  step "Installing chart.js in benchmarks/Saito.LoadTest/report (npm)"
+  (cd "$report_dir" && npm ci "${npm_args[@]}" >/dev/null)
+  echo "chart.js $(cd "$report_dir" && node -p "require('./node_modules/chart.js/package.json').version")"
 }
 
 command -v dotnet >/dev/null 2>&1 || die "the .NET SDK (dotnet) is not on PATH"

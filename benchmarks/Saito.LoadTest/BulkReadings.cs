@@ -9,7 +9,7 @@ namespace Saito.LoadTest;
 /// <see cref="ChannelsPerDevice"/> channels each, one reading per channel per second, interleaved as a hub would
 /// deliver them (every series at one second, then every series at the next). Each (device, channel, ts) occurs
 /// once, so every row is stored and the counts must match exactly. Values are plausible for a seated student
-/// and fixed by a seed, so every round and every writer sees the same rows in the same order.
+/// and a function of the row's number, so every round and every writer sees the same rows in the same order.
 /// </summary>
 internal static class BulkReadings
 {
@@ -22,28 +22,51 @@ internal static class BulkReadings
 
     public static Reading[] Biosensor(int count, IReadOnlyList<int> deviceIds)
     {
-        ArgumentNullException.ThrowIfNull(deviceIds);
-        var start = new DateTime(2026, 11, 23, 8, 0, 0, DateTimeKind.Utc);
-        var random = new Random(17);
         var rows = new Reading[count];
-        for (int i = 0; i < count; i++)
+        Fill(rows, 0, deviceIds);
+        return rows;
+    }
+
+    /// <summary>
+    /// Rows <paramref name="first"/> .. first + rows.Length - 1 of the endless sequence, so that a run of tens of
+    /// millions of rows can be generated a batch at a time: row i is the same whichever batch it is made in.
+    /// </summary>
+    public static void Fill(Span<Reading> rows, long first, IReadOnlyList<int> deviceIds)
+    {
+        ArgumentNullException.ThrowIfNull(deviceIds);
+        for (int k = 0; k < rows.Length; k++)
         {
-            int series = i % Series;
-            int second = i / Series;
+            long i = first + k;
+            int series = (int)(i % Series);
+            long second = i / Series;
             // A few milliseconds between series, as real sensors are not sampled in lock step.
-            var ts = start.AddSeconds(second).AddMilliseconds(series * 3.125);
-            rows[i] = Reading.Biosensor(
+            var ts = Start.AddSeconds(second).AddMilliseconds(series * 3.125);
+            ulong bits = Mix((ulong)i);
+            rows[k] = Reading.Biosensor(
                 deviceIds[series / ChannelsPerDevice],
                 series % ChannelsPerDevice,
                 ts,
                 ts.AddMilliseconds(150 + (i % 97)),
-                heartRate: 58 + random.Next(45),
-                systolic: 104 + random.Next(32),
-                diastolic: 64 + random.Next(22),
-                skinTemperature: Math.Round(31.8 + (random.NextDouble() * 3.0), 1));
+                heartRate: 58 + (int)(bits % 45),
+                systolic: 104 + (int)((bits >> 8) % 32),
+                diastolic: 64 + (int)((bits >> 16) % 22),
+                skinTemperature: Math.Round(31.8 + ((bits >> 24) % 31 / 10.0), 1));
         }
+    }
 
-        return rows;
+    /// <summary>The time of the first row; row i is <c>i / Series</c> seconds later.</summary>
+    public static readonly DateTime Start = new(2026, 11, 23, 8, 0, 0, DateTimeKind.Utc);
+
+    /// <summary>The time just after the last row of the first <paramref name="rows"/> rows (a cutoff that takes exactly them).</summary>
+    public static DateTime EndOf(long rows) => Start.AddSeconds((rows + Series - 1) / Series);
+
+    // SplitMix64: cheap, well spread, the same on every machine, and needs no state between batches.
+    private static ulong Mix(ulong x)
+    {
+        x += 0x9E3779B97F4A7C15UL;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9UL;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBUL;
+        return x ^ (x >> 31);
     }
 
     /// <summary>

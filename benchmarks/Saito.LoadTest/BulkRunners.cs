@@ -32,7 +32,7 @@ internal sealed class BulkRunners(BulkSettings settings, Reading[] rows, string?
     {
         await using var fresh = await FreshAsync($"r{round}_saito", token);
         await using var store = ReadingStores.Create(fresh.Options, loggers);
-        await PrepareAsync(store, token);
+        await BenchSeeder.PrepareAsync(store, token);
 
         long written = 0;
         int nextBatch = -1;
@@ -78,7 +78,7 @@ internal sealed class BulkRunners(BulkSettings settings, Reading[] rows, string?
         await using var fresh = await FreshAsync($"r{round}_copy", token);
         await using (var store = ReadingStores.Create(fresh.Options, loggers))
         {
-            await PrepareAsync(store, token);
+            await BenchSeeder.PrepareAsync(store, token);
         }
 
         string table = ReadingTables.TableName(ReadingKind.Biosensor, fresh.Options.KeyStrategy, StorageTier.Hot);
@@ -102,7 +102,7 @@ internal sealed class BulkRunners(BulkSettings settings, Reading[] rows, string?
         await using var fresh = await FreshAsync($"r{round}_loop", token);
         await using (var store = ReadingStores.Create(fresh.Options, loggers))
         {
-            await PrepareAsync(store, token);
+            await BenchSeeder.PrepareAsync(store, token);
         }
 
         string file = Path.GetFullPath(Path.Combine(fresh.Options.HotPath, SqliteSchema.HotFileName));
@@ -188,20 +188,6 @@ internal sealed class BulkRunners(BulkSettings settings, Reading[] rows, string?
         double seconds = clock.Elapsed.TotalSeconds;
         var cores = cpu.Cores();
         return new BulkRun(Reference, round, rows.Length, 0, seconds, cores);
-    }
-
-    /// <summary>Schema, then the 64 devices, which must get ids 1..64 as the generated rows assume.</summary>
-    private static async Task PrepareAsync(IReadingStore store, CancellationToken token)
-    {
-        await store.EnsureSchemaAsync(token);
-        for (int device = 0; device < BulkReadings.Devices; device++)
-        {
-            int id = await store.RegisterDeviceAsync(BulkReadings.Serial(device), null, token);
-            if (id != device + 1)
-            {
-                throw new InvalidOperationException($"Device {BulkReadings.Serial(device)} got id {id} in a fresh database; expected {device + 1}.");
-            }
-        }
     }
 
     private async Task<FreshDatabase> FreshAsync(string purpose, CancellationToken token)

@@ -10,8 +10,11 @@ if (Console.IsOutputRedirected)
 
 var root = new RootCommand("Saito load tests: drive real brokers and databases over loopback and report what they sustain.")
 {
+    ArchiveCommand.Create(),
     BrokerCommand.Create(),
     BulkCommand.Create(),
+    ClassroomCommand.Create(),
     IngestCommand.Create(),
+    TiersCommand.Create(),
 };
 return await root.Parse(args).InvokeAsync();

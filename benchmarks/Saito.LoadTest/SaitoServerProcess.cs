@@ -11,14 +11,17 @@ namespace Saito.LoadTest;
 internal sealed class SaitoServerProcess : IAsyncDisposable
 {
     private const string ReadyLine = "See it stored";
+    private const string ExternalReadyLine = "Subscribed to";
+    private readonly string _readyLine;
     private readonly Process _process;
     private readonly StreamWriter _log;
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private bool _closed;
 
-    private SaitoServerProcess(Process process, int port, string logPath, StreamWriter log)
+    private SaitoServerProcess(Process process, int port, string logPath, StreamWriter log, string readyLine)
     {
         _process = process;
+        _readyLine = readyLine;
         Port = port;
         LogPath = logPath;
         _log = log;
@@ -34,8 +37,23 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
     /// Starts the server (<paramref name="serverDll"/>, or the repository's Release build) with <paramref name="storageArgs"/> (<c>--Storage:...=...</c>) and <paramref name="extraArgs"/>
     /// after the tool's own, so they win; <paramref name="environment"/> adds variables (e.g. for perf).
     /// </summary>
-    public static async Task<SaitoServerProcess> StartAsync(string? serverDll, IEnumerable<string> storageArgs, IEnumerable<string> extraArgs,
-        IEnumerable<KeyValuePair<string, string>> environment, string logPath, TimeSpan readyTimeout, CancellationToken token)
+    public static Task<SaitoServerProcess> StartAsync(string? serverDll, IEnumerable<string> storageArgs, IEnumerable<string> extraArgs,
+        IEnumerable<KeyValuePair<string, string>> environment, string logPath, TimeSpan readyTimeout, CancellationToken token) =>
+        StartAsync(serverDll, storageArgs, extraArgs, environment, logPath, readyTimeout, ReadyLine, waitForMqttPort: true, token);
+
+    /// <summary>
+    /// Starts the server in external mode (<c>Mqtt:Mode=external</c>): a client of the broker at
+    /// <paramref name="brokerHost"/>:<paramref name="brokerPort"/> with no MQTT port of its own, ready once it logs that it
+    /// has subscribed there (so nothing published after this returns is missed).
+    /// </summary>
+    public static Task<SaitoServerProcess> StartExternalAsync(string? serverDll, string brokerHost, int brokerPort, IEnumerable<string> storageArgs,
+        IEnumerable<string> extraArgs, string logPath, TimeSpan readyTimeout, CancellationToken token) =>
+        StartAsync(serverDll, storageArgs,
+            new[] { "--Mqtt:Mode=external", $"--Mqtt:External:Host={brokerHost}", $"--Mqtt:External:Port={brokerPort}" }.Concat(extraArgs), [], logPath,
+            readyTimeout, ExternalReadyLine, waitForMqttPort: false, token);
+
+    private static async Task<SaitoServerProcess> StartAsync(string? serverDll, IEnumerable<string> storageArgs, IEnumerable<string> extraArgs,
+        IEnumerable<KeyValuePair<string, string>> environment, string logPath, TimeSpan readyTimeout, string readyLine, bool waitForMqttPort, CancellationToken token)
     {
         string dll = serverDll ?? LocalServers.SaitoServerDll();
         if (!File.Exists(dll))
@@ -65,7 +83,7 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
         var log = new StreamWriter(logPath, append: false) { AutoFlush = true };
         await log.WriteLineAsync("$ dotnet " + string.Join(' ', psi.ArgumentList));
         var process = Process.Start(psi) ?? throw new InvalidOperationException("Could not start dotnet " + dll);
-        var server = new SaitoServerProcess(process, port, logPath, log);
+        var server = new SaitoServerProcess(process, port, logPath, log, readyLine);
         process.OutputDataReceived += (_, e) => server.OnLine(e.Data);
         process.ErrorDataReceived += (_, e) => server.OnLine(e.Data);
         process.BeginOutputReadLine();
@@ -85,12 +103,15 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
                 throw new InvalidOperationException($"Saito.Server exited with {process.ExitCode} before it was ready; see {logPath}");
             }
 
-            await WaitForPortAsync(port, timeout.Token);
+            if (waitForMqttPort)
+            {
+                await WaitForPortAsync(port, timeout.Token);
+            }
         }
         catch (OperationCanceledException) when (!token.IsCancellationRequested)
         {
             await server.DisposeAsync();
-            throw new TimeoutException($"Saito.Server did not log '{ReadyLine}' within {readyTimeout.TotalSeconds:F0} s; see {logPath}");
+            throw new TimeoutException($"Saito.Server did not log '{readyLine}' within {readyTimeout.TotalSeconds:F0} s; see {logPath}");
         }
         catch
         {
@@ -116,7 +137,7 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
             }
         }
 
-        if (line.Contains(ReadyLine, StringComparison.Ordinal))
+        if (line.Contains(_readyLine, StringComparison.Ordinal))
         {
             _ready.TrySetResult();
         }

@@ -1,0 +1,142 @@
+using System.Diagnostics;
+using System.Text.Json;
+using Saito.Storage.Tests.Postgres;
+
+namespace Saito.LoadTest.Tests.Classroom;
+
+/// <summary>
+/// The classroom runs: one at a time (each starts servers and drives a class; Spectre.Console's live displays do
+/// not share the console), with the PostgreSQL server of <c>SAITO_TEST_POSTGRES</c>.
+/// </summary>
+[CollectionDefinition(Name, DisableParallelization = true)]
+public sealed class ClassroomRuns : ICollectionFixture<PostgresServer>
+{
+    public const string Name = "Classroom runs";
+}
+
+/// <summary>What one run of <c>classroom</c> left: its exit code, its results.json row and classroom.json.</summary>
+internal sealed record ClassroomOutcome(int ExitCode, JsonElement Row, JsonElement Details)
+{
+    public static async Task<ClassroomOutcome> RunAsync(string outDir, params string[] args)
+    {
+        int exit = await ClassroomCommand.Create().Parse([.. args, "--out", outDir]).InvokeAsync(cancellationToken: TestContext.Current.CancellationToken);
+        string results = Path.Combine(outDir, "results.json");
+        File.Exists(results).ShouldBeTrue($"the run (exit {exit}) wrote no results.json");
+        using var rows = JsonDocument.Parse(await File.ReadAllTextAsync(results, TestContext.Current.CancellationToken));
+        rows.RootElement.GetArrayLength().ShouldBe(1);
+        using var details = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(outDir, "classroom.json"), TestContext.Current.CancellationToken));
+        return new ClassroomOutcome(exit, rows.RootElement[0].Clone(), details.RootElement.Clone());
+    }
+
+    public long Published => Details.GetProperty("published_readings").GetInt64();
+
+    /// <summary>Every published reading acknowledged, committed and counted; latency present and ordered, over time too.</summary>
+    public void ShouldHaveStoredEverything(string db, string method, int threads, string latencySource)
+    {
+        ExitCode.ShouldBe(0);
+        Row.GetProperty("command").GetString().ShouldBe("classroom");
+        Row.GetProperty("op").GetString().ShouldBe("publish");
+        Row.GetProperty("db").GetString().ShouldBe(db);
+        Row.GetProperty("tier").GetString().ShouldBe("default");
+        Row.GetProperty("key").GetString().ShouldBe("natural");
+        Row.GetProperty("threads").GetInt32().ShouldBe(threads);
+        Row.GetProperty("method").GetString().ShouldBe(method);
+        Details.GetProperty("latency_source").GetString().ShouldBe(latencySource);
+
+        Published.ShouldBeGreaterThan(100);
+        Details.GetProperty("acked_readings").GetInt64().ShouldBe(Published);
+        Details.GetProperty("committed_readings").GetInt64().ShouldBe(Published);
+        Row.GetProperty("rows").GetInt64().ShouldBe(Published);
+        Details.GetProperty("dead_letters").GetInt64().ShouldBe(0);
+        Row.GetProperty("seconds").GetDouble().ShouldBeGreaterThan(0);
+
+        double p50 = Row.GetProperty("p50_ms").GetDouble();
+        double p99 = Row.GetProperty("p99_ms").GetDouble();
+        double max = Row.GetProperty("max_ms").GetDouble();
+        p50.ShouldBeGreaterThan(0);
+        p50.ShouldBeLessThanOrEqualTo(p99);
+        p99.ShouldBeLessThanOrEqualTo(max);
+        Details.GetProperty("latency").GetProperty("readings").GetInt64().ShouldBe(Published, "a latency for every reading");
+
+        var timeline = Row.GetProperty("timeline").EnumerateArray().ToList();
+        timeline.ShouldNotBeEmpty();
+        double lastT = 0;
+        foreach (var point in timeline)
+        {
+            point.GetProperty("t_s").GetDouble().ShouldBeGreaterThan(lastT);
+            lastT = point.GetProperty("t_s").GetDouble();
+            point.GetProperty("p50_ms").GetDouble().ShouldBeLessThanOrEqualTo(point.GetProperty("p99_ms").GetDouble());
+            point.GetProperty("p99_ms").GetDouble().ShouldBeLessThanOrEqualTo(point.GetProperty("max_ms").GetDouble());
+            point.GetProperty("max_ms").GetDouble().ShouldBeLessThanOrEqualTo(max);
+        }
+
+        timeline.Sum(p => p.GetProperty("committed_per_s").GetDouble()).ShouldBeGreaterThan(0);
+        timeline.Max(p => p.GetProperty("published_per_s").GetDouble()).ShouldBeGreaterThan(0);
+    }
+}
+
+/// <summary>A real Mosquitto on a free loopback port, anonymous, no persistence.</summary>
+internal sealed class MosquittoProcess : IAsyncDisposable
+{
+    private readonly Process _process;
+    private readonly string _directory;
+
+    private MosquittoProcess(Process process, string directory, int port)
+    {
+        _process = process;
+        _directory = directory;
+        Port = port;
+    }
+
+    public int Port { get; }
+
+    public static async Task<MosquittoProcess> StartAsync()
+    {
+        string binary = Environment.GetEnvironmentVariable("SAITO_TEST_MOSQUITTO") ?? "/usr/sbin/mosquitto";
+        File.Exists(binary).ShouldBeTrue($"Mosquitto is not installed at {binary}: run scripts/test.sh (it installs it) or set SAITO_TEST_MOSQUITTO.");
+        int port = LocalServers.FreePort();
+        string dir = Directory.CreateTempSubdirectory("saito-classroom-mosquitto-").FullName;
+        string config = Path.Combine(dir, "mosquitto.conf");
+        await File.WriteAllTextAsync(config, $"""
+            allow_anonymous true
+            persistence false
+            max_queued_messages 100000
+            log_dest stdout
+            listener {port} 127.0.0.1
+
+            """);
+        var process = Process.Start(new ProcessStartInfo(binary, ["-c", config]) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true })!;
+        process.OutputDataReceived += (_, _) => { };
+        process.ErrorDataReceived += (_, _) => { };
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        var broker = new MosquittoProcess(process, dir, port);
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        while (true)
+        {
+            process.HasExited.ShouldBeFalse("mosquitto exited at start");
+            try
+            {
+                using var probe = new System.Net.Sockets.TcpClient();
+                await probe.ConnectAsync("127.0.0.1", port);
+                return broker;
+            }
+            catch (System.Net.Sockets.SocketException) when (DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(50);
+            }
+        }
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill();
+            await _process.WaitForExitAsync();
+        }
+
+        _process.Dispose();
+        Directory.Delete(_directory, recursive: true);
+    }
+}
