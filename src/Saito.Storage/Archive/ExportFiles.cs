@@ -119,6 +119,39 @@ public static class ExportFiles
         }
 
         File.Move(temp, path, overwrite: true);
+        // The data file and then its manifest were renamed into this folder: make both renames durable, so that after
+        // a power cut the journal's "exported" never points at a file the file system forgot.
+        SyncDirectory(Path.GetDirectoryName(path)!);
+    }
+
+    /// <summary>
+    /// fsync of a folder, which makes the renames into it durable (Linux: open(O_DIRECTORY) and fsync, as .NET has no
+    /// API for it). Elsewhere a no-op: Windows' NTFS journals renames, and macOS is not a supported server platform.
+    /// </summary>
+    public static void SyncDirectory(string directory)
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        int fd = NativeFiles.Open(directory, NativeFiles.ReadOnlyDirectory);
+        if (fd < 0)
+        {
+            throw new IOException($"Could not open folder {directory} to flush it to disk (errno {System.Runtime.InteropServices.Marshal.GetLastPInvokeError()}).");
+        }
+
+        try
+        {
+            if (NativeFiles.Fsync(fd) != 0)
+            {
+                throw new IOException($"fsync of folder {directory} failed (errno {System.Runtime.InteropServices.Marshal.GetLastPInvokeError()}).");
+            }
+        }
+        finally
+        {
+            _ = NativeFiles.Close(fd);
+        }
     }
 
     public static ExportManifest ReadManifest(string manifestPath)
@@ -163,4 +196,20 @@ public static class ExportFiles
         CutoffUtc = ReadingTime.FromUnixMicroseconds(batch.CutoffMicros),
         CreatedUtc = DateTime.UtcNow,
     };
+}
+
+/// <summary>The three libc calls <see cref="ExportFiles.SyncDirectory"/> needs (Linux).</summary>
+internal static class NativeFiles
+{
+    /// <summary>O_RDONLY | O_DIRECTORY on Linux (x86-64 and arm64).</summary>
+    public const int ReadOnlyDirectory = 0x10000;
+
+    [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "open", SetLastError = true)]
+    public static extern int Open([System.Runtime.InteropServices.MarshalAs(System.Runtime.InteropServices.UnmanagedType.LPUTF8Str)] string path, int flags);
+
+    [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "fsync", SetLastError = true)]
+    public static extern int Fsync(int fd);
+
+    [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "close", SetLastError = true)]
+    public static extern int Close(int fd);
 }

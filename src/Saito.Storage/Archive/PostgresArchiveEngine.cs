@@ -257,8 +257,8 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
 
         string order = keys == KeyStrategy.Natural ? "device_id, channel, ts" : "id";
         // A plain query read with a data reader: per row one async read, then synchronous gets from the buffered row.
-        // (A binary COPY TO STDOUT read column by column with async reads spent ten times longer in the reads than
-        // PostgreSQL spent on the query.)
+        // (A binary COPY TO STDOUT read column by column with async reads took 200-900 ms per 50,000 rows, where the
+        // query itself takes 45-90 ms in psql.)
         string sql =
             $"SELECT {string.Join(", ", ReadingTables.Columns(kind, keys))} FROM {ReadingTables.TableName(kind, keys, StorageTier.Hot)} " +
             $"WHERE {string.Join(" AND ", where)} ORDER BY {order} LIMIT {batch.BatchRows.ToString(CultureInfo.InvariantCulture)}";

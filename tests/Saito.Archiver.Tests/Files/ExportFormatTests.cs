@@ -28,6 +28,19 @@ public sealed class ExportFormatTests : IDisposable
     }
 
     [Fact]
+    public void Flushing_a_folder_works_on_a_real_folder_and_names_a_missing_one()
+    {
+        Directory.CreateDirectory(_folder);
+        Should.NotThrow(() => ExportFiles.SyncDirectory(_folder));
+        if (OperatingSystem.IsLinux())
+        {
+            // The call is real: a folder that is not there fails with its name (a no-op would pass silently).
+            string missing = Path.Combine(_folder, "not-there");
+            Should.Throw<IOException>(() => ExportFiles.SyncDirectory(missing)).Message.ShouldContain(missing);
+        }
+    }
+
+    [Fact]
     public void A_malformed_line_is_reported_with_its_file_and_line_number()
     {
         var rows = TestReadings.Of(ReadingKind.Pressure, 3).Select(r => new ArchiveRow(Guid.Empty, r)).ToList();
