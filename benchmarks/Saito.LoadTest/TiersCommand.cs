@@ -157,7 +157,7 @@ internal static class TiersCommand
                             {
                                 var (read, seconds) = await runners.SelectAsync(database.Options, threads, done => progress($"select: {label}", done, rows), token);
                                 exact &= read == rows;
-                                found.Add(Row("select", "bulk", read, seconds, read == rows ? null : $"read {read} of {rows}"));
+                                found.Add(Row("select", "reader", read, seconds, read == rows ? null : $"read {read} of {rows}"));
                             }
 
                             if (plan.Ops.Contains("archive"))
@@ -165,7 +165,7 @@ internal static class TiersCommand
                                 var (moved, seconds) = await runners.ArchiveAsync(database.Options, BulkReadings.EndOf(rows), threads, done => progress($"archive: {label}", done, rows), token);
                                 long archived = await store.CountAsync(ReadingKind.Biosensor, StorageTier.Archive, token);
                                 exact &= moved == rows && archived == rows;
-                                found.Add(Row("archive", "bulk", moved, seconds, archived == rows ? $"to {run.Archive.Name}" : $"archive holds {archived} of {rows}"));
+                                found.Add(Row("archive", "saito", moved, seconds, archived == rows ? $"to {run.Archive.Name}" : $"archive holds {archived} of {rows}"));
                             }
 
                             return found;

@@ -25,7 +25,7 @@ internal sealed record ResultRow
 
     public required int Threads { get; init; }
 
-    /// <summary>bulk or row-by-row (tiers); saito or set-based (archive); the QoS and shape for classroom, e.g. qos1.</summary>
+    /// <summary>tiers: bulk or row-by-row (insert), reader (select), saito (archive); archive: saito or set-based; classroom: QoS and shape, e.g. qos1-hub.</summary>
     public required string Method { get; init; }
 
     /// <summary>Rows inserted, read or moved (classroom: readings committed).</summary>
