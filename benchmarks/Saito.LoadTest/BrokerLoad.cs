@@ -47,6 +47,15 @@ internal static class BrokerLoad
             var output = subscriber.Output;
             await subscriber.ReceiveManyAsync((in MqttFrame frame) =>
             {
+                if (frame.Type == MqttPacketType.PubRel)
+                {
+                    // QoS 2 delivery to the subscriber: the broker's PUBREL is answered with PUBCOMP, which frees its
+                    // packet id (without it the broker's window to this subscriber fills and delivery stops).
+                    var release = (PublishAckPacket)MqttPacketDecoder.Decode(frame, settings.Version);
+                    MqttPacketEncoder.EncodePublishAck(output, MqttPacketType.PubComp, release.PacketId, MqttReasonCode.Success, null, settings.Version);
+                    return true;
+                }
+
                 if (frame.Type != MqttPacketType.Publish)
                 {
                     return true;
@@ -166,21 +175,7 @@ internal static class BrokerLoad
                     }
 
                     return true;
-                }, token, async () =>
-                {
-                    if (releases.Count > 0)
-                    {
-                        var ids = releases.ToArray();
-                        releases.Clear();
-                        await connection.SendBatchAsync(output =>
-                        {
-                            foreach (ushort id in ids)
-                            {
-                                MqttPacketEncoder.EncodePublishAck(output, MqttPacketType.PubRel, id, MqttReasonCode.Success, null, settings.Version);
-                            }
-                        }, token);
-                    }
-                });
+                }, token, () => PublishAcknowledgements.SendReleasesAsync(connection, releases, token));
             }, token);
         }
 

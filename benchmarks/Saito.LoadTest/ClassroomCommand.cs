@@ -236,18 +236,8 @@ internal static class ClassroomCommand
                     }
                     else
                     {
-                        if (Directory.Exists(workDir))
-                        {
-                            Directory.Delete(workDir, recursive: true);
-                        }
-
+                        SaitoServerProcess.UseFreshSqlite(storage, storageArgs, workDir, o.Synchronous);
                         created = true;
-                        storage.HotPath = Path.Combine(workDir, "hot");
-                        storage.ArchivePath = Path.Combine(workDir, "archive");
-                        storage.Sqlite.Synchronous = o.Synchronous;
-                        storageArgs.Add($"--Storage:HotPath={storage.HotPath}");
-                        storageArgs.Add($"--Storage:ArchivePath={storage.ArchivePath}");
-                        storageArgs.Add($"--Storage:Sqlite:Synchronous={o.Synchronous.ToString().ToLowerInvariant()}");
                     }
 
                     server = await SaitoServerProcess.StartAsync(o.ServerDll, storageArgs, o.ServerArgs.Select(a => "--" + a), [], logPath, TimeSpan.FromSeconds(120), token);

@@ -74,76 +74,8 @@ internal sealed class ClassroomPublisher
     public async Task RunAsync(long start, long startUnixMicros, CancellationToken stopSending, CancellationToken abort)
     {
         int inflight = _settings.QoS == MqttQoS.AtMostOnce ? 1 : _settings.Inflight;
-        using var window = new SemaphoreSlim(inflight, inflight);
-        var allAcked = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        bool doneSending = false;
-        using var stopReceiving = CancellationTokenSource.CreateLinkedTokenSource(abort);
-        var releases = new List<ushort>();
-        var version = _settings.Version;
-
-        var receiving = _settings.QoS == MqttQoS.AtMostOnce ? Task.CompletedTask : Task.Run(async () =>
-        {
-            await _connection.ReceiveManyAsync((in MqttFrame frame) =>
-            {
-                if (frame.Type is not (MqttPacketType.PubAck or MqttPacketType.PubRec or MqttPacketType.PubComp))
-                {
-                    return true;
-                }
-
-                var ack = (PublishAckPacket)MqttPacketDecoder.Decode(frame, version);
-                if (ack.Type == MqttPacketType.PubComp)
-                {
-                    window.Release(); // QoS 2: the packet id is free again
-                    return true;
-                }
-
-                // PUBACK (QoS 1) or PUBREC (QoS 2). Saito's embedded broker sends either only once the readings are
-                // committed; another broker sends it once it has the message.
-                long now = Stopwatch.GetTimestamp();
-                int readings = _readingsIn[ack.PacketId];
-                if ((byte)ack.ReasonCode >= 0x80)
-                {
-                    Interlocked.Increment(ref _refused);
-                }
-                else
-                {
-                    _acks.Add((now, now - _dueAt[ack.PacketId], readings));
-                    Interlocked.Add(ref _ackedReadings, readings);
-                }
-
-                long acked = Interlocked.Increment(ref _acked);
-                if (ack.Type == MqttPacketType.PubRec && (byte)ack.ReasonCode < 0x80)
-                {
-                    releases.Add(ack.PacketId);
-                }
-                else
-                {
-                    window.Release();
-                }
-
-                if (Volatile.Read(ref doneSending) && acked == Interlocked.Read(ref _sent))
-                {
-                    allAcked.TrySetResult();
-                }
-
-                return true;
-            }, stopReceiving.Token, async () =>
-            {
-                if (releases.Count > 0)
-                {
-                    var ids = releases.ToArray();
-                    releases.Clear();
-                    await _connection.SendBatchAsync(output =>
-                    {
-                        foreach (ushort id in ids)
-                        {
-                            MqttPacketEncoder.EncodePublishAck(output, MqttPacketType.PubRel, id, MqttReasonCode.Success, null, version);
-                        }
-                    }, stopReceiving.Token);
-                }
-            });
-        }, CancellationToken.None);
-
+        using var acks = PublishAcknowledgements.Start(_connection, _settings.QoS, inflight, OnAcknowledged, () => AckedMessages == SentMessages, abort);
+        var window = acks.Window;
         try
         {
             await SendAsync(window, start, startUnixMicros, stopSending, abort);
@@ -165,30 +97,28 @@ internal sealed class ClassroomPublisher
             await PublishAsync(window, rest, Stopwatch.GetTimestamp(), abort);
         }
 
-        Volatile.Write(ref doneSending, true);
-        if (_settings.QoS == MqttQoS.AtMostOnce || Interlocked.Read(ref _acked) == Interlocked.Read(ref _sent))
+        await acks.DrainAsync(_settings.DrainTimeout, abort);
+    }
+
+    /// <summary>
+    /// PUBACK (QoS 1) or PUBREC (QoS 2). Saito's embedded broker sends either only once the readings are committed;
+    /// another broker sends it once it has the message. A refused one (MQTT 5) is counted apart: not stored.
+    /// </summary>
+    private void OnAcknowledged(ushort packetId, bool refused)
+    {
+        long now = Stopwatch.GetTimestamp();
+        int readings = _readingsIn[packetId];
+        if (refused)
         {
-            allAcked.TrySetResult();
+            Interlocked.Increment(ref _refused);
+        }
+        else
+        {
+            _acks.Add((now, now - _dueAt[packetId], readings));
+            Interlocked.Add(ref _ackedReadings, readings);
         }
 
-        try
-        {
-            await allAcked.Task.WaitAsync(_settings.DrainTimeout, abort);
-        }
-        catch (TimeoutException)
-        {
-            // Reported as sent but not acknowledged.
-        }
-
-        await stopReceiving.CancelAsync();
-        try
-        {
-            await receiving;
-        }
-        catch (OperationCanceledException)
-        {
-            // Stopped on purpose.
-        }
+        Interlocked.Increment(ref _acked);
     }
 
     private async Task SendAsync(SemaphoreSlim window, long start, long startUnixMicros, CancellationToken stopSending, CancellationToken abort)

@@ -113,17 +113,7 @@ internal static class IngestCommand
         }
         else
         {
-            if (Directory.Exists(workDir))
-            {
-                Directory.Delete(workDir, recursive: true);
-            }
-
-            storage.HotPath = Path.Combine(workDir, "hot");
-            storage.ArchivePath = Path.Combine(workDir, "archive");
-            storage.Sqlite.Synchronous = o.Synchronous;
-            storageArgs.Add($"--Storage:HotPath={storage.HotPath}");
-            storageArgs.Add($"--Storage:ArchivePath={storage.ArchivePath}");
-            storageArgs.Add($"--Storage:Sqlite:Synchronous={o.Synchronous.ToString().ToLowerInvariant()}");
+            SaitoServerProcess.UseFreshSqlite(storage, storageArgs, workDir, o.Synchronous);
         }
 
         string machine = await DescribeMachineAsync(o, token);

@@ -64,98 +64,27 @@ internal sealed class IngestPublisher
     /// </summary>
     public async Task RunAsync(long startTimestamp, CancellationToken stopSending, CancellationToken abort)
     {
-        using var window = new SemaphoreSlim(_settings.Inflight, _settings.Inflight);
-        var allAcked = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        bool doneSending = false;
-        using var stopReceiving = CancellationTokenSource.CreateLinkedTokenSource(abort);
-        var releases = new List<ushort>();
-        var version = _settings.Version;
-        var qos = _settings.QoS;
-
-        var receiving = Task.Run(async () =>
-        {
-            await _connection.ReceiveManyAsync((in MqttFrame frame) =>
-            {
-                if (frame.Type is not (MqttPacketType.PubAck or MqttPacketType.PubRec or MqttPacketType.PubComp))
-                {
-                    return true;
-                }
-
-                var ack = (PublishAckPacket)MqttPacketDecoder.Decode(frame, version);
-                if (ack.Type == MqttPacketType.PubComp)
-                {
-                    window.Release(); // QoS 2: the packet id is free again
-                    return true;
-                }
-
-                // PUBACK (QoS 1) or PUBREC (QoS 2): Saito sends either only once the readings are committed.
-                _latencies.Add(Stopwatch.GetTimestamp() - _sentAt[ack.PacketId]);
-                long acked = Interlocked.Increment(ref _acked);
-                if (ack.Type == MqttPacketType.PubRec)
-                {
-                    releases.Add(ack.PacketId);
-                }
-                else
-                {
-                    window.Release();
-                }
-
-                if (Volatile.Read(ref doneSending) && acked == Interlocked.Read(ref _sent))
-                {
-                    allAcked.TrySetResult();
-                }
-
-                return true;
-            }, stopReceiving.Token, async () =>
-            {
-                if (releases.Count > 0)
-                {
-                    var ids = releases.ToArray();
-                    releases.Clear();
-                    await _connection.SendBatchAsync(output =>
-                    {
-                        foreach (ushort id in ids)
-                        {
-                            MqttPacketEncoder.EncodePublishAck(output, MqttPacketType.PubRel, id, MqttReasonCode.Success, null, version);
-                        }
-                    }, stopReceiving.Token);
-                }
-            });
-        }, CancellationToken.None);
-
+        using var acks = PublishAcknowledgements.Start(_connection, _settings.QoS, _settings.Inflight, OnAcknowledged, () => Acked == Sent, abort);
         try
         {
-            await SendAsync(window, startTimestamp, stopSending, abort);
+            await SendAsync(acks.Window, startTimestamp, stopSending, abort);
         }
         catch (OperationCanceledException) when (stopSending.IsCancellationRequested && !abort.IsCancellationRequested)
         {
             // The duration is over; what was sent is still acknowledged below.
         }
 
-        Volatile.Write(ref doneSending, true);
-        if (Interlocked.Read(ref _acked) == Interlocked.Read(ref _sent))
-        {
-            allAcked.TrySetResult();
-        }
+        await acks.DrainAsync(_settings.DrainTimeout, abort);
+    }
 
-        try
-        {
-            await allAcked.Task.WaitAsync(_settings.DrainTimeout, abort);
-        }
-        catch (TimeoutException)
-        {
-            // Reported as sent but not acknowledged.
-        }
-
-        await stopReceiving.CancelAsync();
-        try
-        {
-            await receiving;
-        }
-        catch (OperationCanceledException)
-        {
-            // Stopped on purpose.
-        }
+    /// <summary>
+    /// PUBACK (QoS 1) or PUBREC (QoS 2): Saito sends either only once the readings are committed. A refused one
+    /// (MQTT 5: Saito could not store the message, or is stopping) is counted and timed like the rest.
+    /// </summary>
+    private void OnAcknowledged(ushort packetId, bool refused)
+    {
+        _latencies.Add(Stopwatch.GetTimestamp() - _sentAt[packetId]);
+        Interlocked.Increment(ref _acked);
     }
 
     private async Task SendAsync(SemaphoreSlim window, long startTimestamp, CancellationToken stopSending, CancellationToken abort)

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
+using Saito.Storage;
 
 namespace Saito.LoadTest;
 
@@ -32,6 +33,25 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
     public int Pid => _process.Id;
 
     public string LogPath { get; }
+
+    /// <summary>
+    /// Points <paramref name="storage"/> and the server's <paramref name="storageArgs"/> at SQLite files under
+    /// <paramref name="workDirectory"/> (hot and archive), emptying it first so every run starts from no database.
+    /// </summary>
+    public static void UseFreshSqlite(StorageOptions storage, List<string> storageArgs, string workDirectory, SqliteSynchronous synchronous)
+    {
+        if (Directory.Exists(workDirectory))
+        {
+            Directory.Delete(workDirectory, recursive: true);
+        }
+
+        storage.HotPath = Path.Combine(workDirectory, "hot");
+        storage.ArchivePath = Path.Combine(workDirectory, "archive");
+        storage.Sqlite.Synchronous = synchronous;
+        storageArgs.Add($"--Storage:HotPath={storage.HotPath}");
+        storageArgs.Add($"--Storage:ArchivePath={storage.ArchivePath}");
+        storageArgs.Add($"--Storage:Sqlite:Synchronous={synchronous.ToString().ToLowerInvariant()}");
+    }
 
     /// <summary>
     /// Starts the server (<paramref name="serverDll"/>, or the repository's Release build) with <paramref name="storageArgs"/> (<c>--Storage:...=...</c>) and <paramref name="extraArgs"/>
