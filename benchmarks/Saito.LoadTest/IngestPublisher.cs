@@ -36,6 +36,7 @@ internal sealed class IngestPublisher
     private long _sequence;
     private long _sent;
     private long _acked;
+    private long _refused;
 
     public IngestPublisher(LoadConnection connection, IngestSettings settings, int index, string run)
     {
@@ -55,6 +56,9 @@ internal sealed class IngestPublisher
     /// <summary>Messages acknowledged (committed) so far.</summary>
     public long Acked => Interlocked.Read(ref _acked);
 
+    /// <summary>Messages the broker refused (MQTT 5 reason code 0x80 or above): not stored, so not counted in <see cref="Acked"/>.</summary>
+    public long Refused => Interlocked.Read(ref _refused);
+
     /// <summary>Publish-to-acknowledge times in Stopwatch ticks (read after <see cref="RunAsync"/> completes).</summary>
     public List<long> Latencies => _latencies;
 
@@ -64,7 +68,7 @@ internal sealed class IngestPublisher
     /// </summary>
     public async Task RunAsync(long startTimestamp, CancellationToken stopSending, CancellationToken abort)
     {
-        using var acks = PublishAcknowledgements.Start(_connection, _settings.QoS, _settings.Inflight, OnAcknowledged, () => Acked == Sent, abort);
+        using var acks = PublishAcknowledgements.Start(_connection, _settings.QoS, _settings.Inflight, OnAcknowledged, () => Acked + Refused == Sent, abort);
         try
         {
             await SendAsync(acks.Window, startTimestamp, stopSending, abort);
@@ -79,10 +83,17 @@ internal sealed class IngestPublisher
 
     /// <summary>
     /// PUBACK (QoS 1) or PUBREC (QoS 2): Saito sends either only once the readings are committed. A refused one
-    /// (MQTT 5: Saito could not store the message, or is stopping) is counted and timed like the rest.
+    /// (MQTT 5: Saito could not store the message, or is stopping) is counted apart, so acknowledged stays "committed"
+    /// and the run reports acknowledged &lt; sent.
     /// </summary>
     private void OnAcknowledged(ushort packetId, bool refused)
     {
+        if (refused)
+        {
+            Interlocked.Increment(ref _refused);
+            return;
+        }
+
         _latencies.Add(Stopwatch.GetTimestamp() - _sentAt[packetId]);
         Interlocked.Increment(ref _acked);
     }
