@@ -19,6 +19,16 @@ public sealed class ReadingBatch
 
     public void Add(in Reading reading) => _byKind[(int)reading.Kind].Add(reading);
 
+    /// <summary>The writers' path: a list is walked by index (no boxed enumerator per message).</summary>
+    public void AddRange(List<Reading> readings)
+    {
+        ArgumentNullException.ThrowIfNull(readings);
+        for (int i = 0; i < readings.Count; i++)
+        {
+            Add(readings[i]);
+        }
+    }
+
     public void AddRange(IEnumerable<Reading> readings)
     {
         ArgumentNullException.ThrowIfNull(readings);
