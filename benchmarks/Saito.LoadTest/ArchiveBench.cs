@@ -5,7 +5,6 @@ using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.Logging;
 using Npgsql;
 using Saito.Storage;
-using Saito.Storage.Archive;
 using Saito.Storage.Keys;
 using Saito.Storage.Readings;
 using Saito.Storage.Sqlite;
@@ -77,35 +76,9 @@ internal sealed class ArchiveBench(BenchTarget target, long rows, int batchRows,
         return new ArchiveMeasure(method, threads, moved, seconds, hot - Recent - probeRows, archived, waits, cores);
     }
 
-    private async Task<long> SaitoAsync(StorageOptions options, int threads, Action<long> progress, CancellationToken token)
-    {
-        string exports = Path.Combine(target.WorkDirectory, $"exports-{Environment.ProcessId}-{threads}");
-        await using var archiver = new Archiver(options, loggers);
-        var run = archiver.RunAsync(
-            new ArchiveRunRequest
-            {
-                Kinds = [ReadingKind.Biosensor],
-                Cutoff = Cutoff,
-                Threads = threads,
-                BatchRows = batchRows,
-                ExportDirectory = exports,
-            },
-            token);
-        while (!run.IsCompleted)
-        {
-            await Task.WhenAny(run, Task.Delay(250, token));
-            progress(archiver.Progress);
-        }
-
-        var summary = await run;
-        Directory.Delete(exports, recursive: true);
-        if (summary.Failures.Count > 0)
-        {
-            throw new InvalidOperationException("The archiver reported failures: " + string.Join("; ", summary.Failures));
-        }
-
-        return summary.RowsMoved;
-    }
+    private Task<long> SaitoAsync(StorageOptions options, int threads, Action<long> progress, CancellationToken token) =>
+        TierRunners.RunArchiverAsync(options, loggers, Cutoff, threads, batchRows, Path.Combine(target.WorkDirectory, $"exports-{Environment.ProcessId}-{threads}"),
+            progress, token);
 
     private string Columns => (target.Keys == KeyStrategy.Natural ? string.Empty : "id, ") + BulkReadings.CopyColumns;
 

@@ -91,7 +91,7 @@ internal sealed class TierRunners(BenchTarget target, ILoggerFactory loggers)
             // Threads beyond the 64 devices get an empty range, as the study's extra threads would find nothing more to read.
             int firstDevice = 1 + (t * BulkReadings.Devices / threads);
             int lastDevice = (t + 1) * BulkReadings.Devices / threads;
-            await using var connection = OpenConnection(options);
+            await using var connection = Connection(options, readOnly: true);
             await connection.OpenAsync(token);
             await using var command = connection.CreateCommand();
             command.CommandText = $"SELECT {columns} FROM {table} WHERE device_id BETWEEN {firstDevice} AND {lastDevice} ORDER BY {order}";
@@ -118,11 +118,22 @@ internal sealed class TierRunners(BenchTarget target, ILoggerFactory loggers)
     /// <summary>Saito's archiver with <paramref name="threads"/> workers moves every row older than the cutoff; returns (rows moved, seconds).</summary>
     public async Task<(long Rows, double Seconds)> ArchiveAsync(StorageOptions options, DateTime cutoff, int threads, Action<long> progress, CancellationToken token)
     {
-        string exports = Path.Combine(target.WorkDirectory, $"tier-exports-{Environment.ProcessId}");
-        await using var archiver = new Archiver(options, loggers);
         var clock = Stopwatch.StartNew();
+        long moved = await RunArchiverAsync(options, loggers, cutoff, Math.Min(threads, ArchiverOptionsValidator.MaxThreads), new ArchiverOptions().BatchRows,
+            Path.Combine(target.WorkDirectory, $"tier-exports-{Environment.ProcessId}"), progress, token);
+        return (moved, clock.Elapsed.TotalSeconds);
+    }
+
+    /// <summary>
+    /// One archiver run over the biosensor table, as <c>saito-archiver run</c> makes it, reporting progress every
+    /// 250 ms; deletes its export folder afterwards and throws if the archiver reported a failure. Returns the rows moved.
+    /// </summary>
+    public static async Task<long> RunArchiverAsync(StorageOptions options, ILoggerFactory loggers, DateTime cutoff, int threads, int batchRows, string exports,
+        Action<long> progress, CancellationToken token)
+    {
+        await using var archiver = new Archiver(options, loggers);
         var run = archiver.RunAsync(
-            new ArchiveRunRequest { Kinds = [ReadingKind.Biosensor], Cutoff = cutoff, Threads = Math.Min(threads, ArchiverOptionsValidator.MaxThreads), ExportDirectory = exports },
+            new ArchiveRunRequest { Kinds = [ReadingKind.Biosensor], Cutoff = cutoff, Threads = threads, BatchRows = batchRows, ExportDirectory = exports },
             token);
         while (!run.IsCompleted)
         {
@@ -131,25 +142,26 @@ internal sealed class TierRunners(BenchTarget target, ILoggerFactory loggers)
         }
 
         var summary = await run;
-        double seconds = clock.Elapsed.TotalSeconds;
         Directory.Delete(exports, recursive: true);
         if (summary.Failures.Count > 0)
         {
             throw new InvalidOperationException("The archiver reported failures: " + string.Join("; ", summary.Failures));
         }
 
-        return (summary.RowsMoved, seconds);
+        return summary.RowsMoved;
     }
 
-    private static DbConnection OpenConnection(StorageOptions options) => options.Provider switch
+    /// <summary>A connection (not yet open) to the hot tier: SQLite's hot file read-only or writable, the server's database otherwise.</summary>
+    private static DbConnection Connection(StorageOptions options, bool readOnly) => options.Provider switch
     {
         StorageProvider.Postgres => new NpgsqlConnection(options.ConnectionString),
         StorageProvider.SqlServer => new SqlConnection(options.ConnectionString),
         _ => new SqliteConnection(new SqliteConnectionStringBuilder
         {
             DataSource = Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)),
-            Mode = SqliteOpenMode.ReadOnly,
+            Mode = readOnly ? SqliteOpenMode.ReadOnly : SqliteOpenMode.ReadWriteCreate,
             Pooling = false,
+            DefaultTimeout = 600,
         }.ToString()),
     };
 
@@ -176,7 +188,7 @@ internal sealed class TierRunners(BenchTarget target, ILoggerFactory loggers)
             var keys = options.KeyStrategy;
             var columns = ReadingTables.Columns(ReadingKind.Biosensor, keys);
             string table = ReadingTables.TableName(ReadingKind.Biosensor, keys, StorageTier.Hot);
-            var connection = OpenWritable(options);
+            var connection = Connection(options, readOnly: false);
             connection.Open();
             if (options.Provider == StorageProvider.Sqlite)
             {
@@ -204,18 +216,6 @@ internal sealed class TierRunners(BenchTarget target, ILoggerFactory loggers)
 
             return new RowInserter(connection, insert, options.Provider, keys, parameters);
         }
-
-        private static DbConnection OpenWritable(StorageOptions options) => options.Provider switch
-        {
-            StorageProvider.Postgres => new NpgsqlConnection(options.ConnectionString),
-            StorageProvider.SqlServer => new SqlConnection(options.ConnectionString),
-            _ => new SqliteConnection(new SqliteConnectionStringBuilder
-            {
-                DataSource = Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)),
-                Pooling = false,
-                DefaultTimeout = 600,
-            }.ToString()),
-        };
 
         private static DbParameter Parameter(StorageProvider provider, string name, string column, KeyStrategy keys)
         {

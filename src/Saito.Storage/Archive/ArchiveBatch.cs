@@ -22,6 +22,30 @@ public enum BatchState
 /// <summary>One row of the journal (<c>archive_journal</c>): a batch, what it moves, and how far it has got.</summary>
 public sealed record ArchiveBatch
 {
+    /// <summary>
+    /// One journal row, as every engine selects it: the columns <c>batch_id, run_id, kind, key_strategy, slice,
+    /// slice_low, slice_high, cursor, cutoff, batch_rows, state, file, rows, first_key, last_key, sha256</c>, in that order.
+    /// </summary>
+    internal static ArchiveBatch FromRecord(System.Data.IDataRecord r) => new()
+    {
+        Id = r.GetString(0),
+        RunId = r.GetString(1),
+        Kind = ArchiveNames.Kind(r.GetString(2)),
+        Keys = ArchiveNames.Keys(r.GetString(3)),
+        Slice = r.GetInt32(4),
+        SliceLow = r.IsDBNull(5) ? null : r.GetInt64(5),
+        SliceHigh = r.IsDBNull(6) ? null : r.GetInt64(6),
+        Cursor = r.IsDBNull(7) ? null : r.GetString(7),
+        CutoffMicros = r.GetInt64(8),
+        BatchRows = r.GetInt32(9),
+        State = ParseState(r.GetString(10)),
+        File = r.GetString(11),
+        Rows = r.GetInt64(12),
+        FirstKey = r.IsDBNull(13) ? null : r.GetString(13),
+        LastKey = r.IsDBNull(14) ? null : r.GetString(14),
+        Sha256 = r.IsDBNull(15) ? null : r.GetString(15),
+    };
+
     public required string Id { get; init; }
 
     public required string RunId { get; init; }

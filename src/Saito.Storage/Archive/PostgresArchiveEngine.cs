@@ -112,25 +112,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
         var batches = new List<ArchiveBatch>();
         while (await reader.ReadAsync(cancellationToken))
         {
-            batches.Add(new ArchiveBatch
-            {
-                Id = reader.GetString(0),
-                RunId = reader.GetString(1),
-                Kind = ArchiveNames.Kind(reader.GetString(2)),
-                Keys = ArchiveNames.Keys(reader.GetString(3)),
-                Slice = reader.GetInt32(4),
-                SliceLow = await reader.IsDBNullAsync(5, cancellationToken) ? null : reader.GetInt64(5),
-                SliceHigh = await reader.IsDBNullAsync(6, cancellationToken) ? null : reader.GetInt64(6),
-                Cursor = await reader.IsDBNullAsync(7, cancellationToken) ? null : reader.GetString(7),
-                CutoffMicros = reader.GetInt64(8),
-                BatchRows = reader.GetInt32(9),
-                State = ArchiveBatch.ParseState(reader.GetString(10)),
-                File = reader.GetString(11),
-                Rows = reader.GetInt64(12),
-                FirstKey = await reader.IsDBNullAsync(13, cancellationToken) ? null : reader.GetString(13),
-                LastKey = await reader.IsDBNullAsync(14, cancellationToken) ? null : reader.GetString(14),
-                Sha256 = await reader.IsDBNullAsync(15, cancellationToken) ? null : reader.GetString(15),
-            });
+            batches.Add(ArchiveBatch.FromRecord(reader));
         }
 
         return batches;

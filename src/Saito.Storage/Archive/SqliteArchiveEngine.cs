@@ -121,25 +121,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
         var batches = new List<ArchiveBatch>();
         while (reader.Read())
         {
-            batches.Add(new ArchiveBatch
-            {
-                Id = reader.GetString(0),
-                RunId = reader.GetString(1),
-                Kind = ArchiveNames.Kind(reader.GetString(2)),
-                Keys = ArchiveNames.Keys(reader.GetString(3)),
-                Slice = reader.GetInt32(4),
-                SliceLow = reader.IsDBNull(5) ? null : reader.GetInt64(5),
-                SliceHigh = reader.IsDBNull(6) ? null : reader.GetInt64(6),
-                Cursor = reader.IsDBNull(7) ? null : reader.GetString(7),
-                CutoffMicros = reader.GetInt64(8),
-                BatchRows = reader.GetInt32(9),
-                State = ArchiveBatch.ParseState(reader.GetString(10)),
-                File = reader.GetString(11),
-                Rows = reader.GetInt64(12),
-                FirstKey = reader.IsDBNull(13) ? null : reader.GetString(13),
-                LastKey = reader.IsDBNull(14) ? null : reader.GetString(14),
-                Sha256 = reader.IsDBNull(15) ? null : reader.GetString(15),
-            });
+            batches.Add(ArchiveBatch.FromRecord(reader));
         }
 
         return Task.FromResult<IReadOnlyList<ArchiveBatch>>(batches);

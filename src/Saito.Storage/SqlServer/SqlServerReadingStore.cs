@@ -509,7 +509,13 @@ public sealed partial class SqlServerReadingStore : IReadingStore
             throw new NotSupportedException(InvariantGlobalizationMessage);
         }
 
-        var connection = new SqlConnection(_connectionString);
+        return await OpenConnectionAsync(_connectionString, cancellationToken);
+    }
+
+    /// <summary>An open connection, or none left behind: the store's and the archive engine's way in.</summary>
+    internal static async Task<SqlConnection> OpenConnectionAsync(string connectionString, CancellationToken cancellationToken)
+    {
+        var connection = new SqlConnection(connectionString);
         try
         {
             await connection.OpenAsync(cancellationToken);
