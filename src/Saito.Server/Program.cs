@@ -1,5 +1,14 @@
 using Microsoft.Extensions.Options;
 using Saito.Server;
+using Saito.Server.Security;
+
+if (CredentialsCli.Handles(args))
+{
+    // saito hubs ... / saito clients ...: the same configuration as the server (appsettings.json, Saito__ variables, --Section:Key=value).
+    var settings = WebApplication.CreateBuilder(args.Where(a => a.Contains(':', StringComparison.Ordinal)).ToArray());
+    settings.AddSaitoConfiguration();
+    return CredentialsCli.Run(args, settings.Configuration, Console.Out, Console.Error);
+}
 
 try
 {

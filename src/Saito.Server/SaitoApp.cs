@@ -1,6 +1,7 @@
 using Saito.Ingestion.Hosting;
 using Microsoft.Extensions.Options;
 using Saito.Mqtt.Hosting;
+using Saito.Server.Security;
 using Saito.Storage.Archive;
 
 namespace Saito.Server;
@@ -20,6 +21,7 @@ public static class SaitoApp
         if (embedded)
         {
             builder.AddSaitoMqttBroker();
+            builder.AddSaitoSecurity();
         }
 
         builder.Services.AddHostedService<TryItReport>();

@@ -39,7 +39,16 @@ internal sealed partial class TryItReport(
         if (services.GetService<MqttBroker>() is { } broker && broker.Options.Port > 0)
         {
             string host = broker.Options.BindAddress is "0.0.0.0" or "*" or "::" ? "localhost" : broker.Options.BindAddress;
-            LogTryPublish($"mosquitto_pub -h {host} -p {broker.Options.Port} -q 1 -t {topic} -m '{payload}'");
+            if (broker.Options.AllowAnonymous == false)
+            {
+                // Closed: the line needs a hub's credentials, which only 'saito hubs add' can print.
+                LogTryAddHub("dotnet run --project src/Saito.Server -- hubs add hub-1");
+                LogTryPublish($"mosquitto_pub -h {host} -p {broker.Options.Port} -u hub-1 -P '<its secret>' -q 1 -t {topic} -m '{payload}'");
+            }
+            else
+            {
+                LogTryPublish($"mosquitto_pub -h {host} -p {broker.Options.Port} -q 1 -t {topic} -m '{payload}'");
+            }
         }
         else if (services.GetService<IOptions<ExternalBrokerOptions>>() is { } external)
         {
@@ -59,6 +68,9 @@ internal sealed partial class TryItReport(
 
     [LoggerMessage(1201, LogLevel.Information, "Store a reading: {Command}")]
     private partial void LogTryPublish(string command);
+
+    [LoggerMessage(1203, LogLevel.Information, "Anonymous clients are refused (Mqtt:AllowAnonymous=false): add a hub first, it prints its secret once: {Command}")]
+    private partial void LogTryAddHub(string command);
 
     [LoggerMessage(1202, LogLevel.Information, "See it stored: {Command}")]
     private partial void LogTryShow(string command);

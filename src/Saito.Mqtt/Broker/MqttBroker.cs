@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.IO.Pipelines;
+using System.Net;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
@@ -26,12 +27,16 @@ public sealed partial class MqttBroker : BackgroundService
     private readonly SubscriptionTree _tree = new();
     private readonly ConcurrentDictionary<Task, byte> _hookTasks = new();
     private readonly IMqttAuthenticator? _authenticator;
+    private readonly IMqttAuthorizer? _authorizer;
+    private readonly ConcurrentDictionary<IPAddress, int> _connectionsPerAddress = new();
+    private int _pendingConnections;
+    private long _retainedBytes;
     private readonly ILogger<MqttBroker> _logger;
     private readonly CancellationTokenSource _stopping = new();
     private int _connectedCount;
 
     public MqttBroker(IOptions<MqttBrokerOptions> options, ILogger<MqttBroker> logger, MqttBrokerMetrics metrics,
-        IEnumerable<IMqttPublishHook> hooks, IEnumerable<IMqttAuthenticator> authenticators)
+        IEnumerable<IMqttPublishHook> hooks, IEnumerable<IMqttAuthenticator> authenticators, IEnumerable<IMqttAuthorizer> authorizers)
     {
         ArgumentNullException.ThrowIfNull(options);
         Options = options.Value;
@@ -39,6 +44,7 @@ public sealed partial class MqttBroker : BackgroundService
         Metrics = metrics;
         PublishHook = hooks.LastOrDefault();
         _authenticator = authenticators.LastOrDefault();
+        _authorizer = authorizers.LastOrDefault();
     }
 
     public MqttBrokerOptions Options { get; }
@@ -56,16 +62,97 @@ public sealed partial class MqttBroker : BackgroundService
 
     public int RetainedMessages => _retained.Count;
 
+    /// <summary>Connections that have not sent CONNECT yet.</summary>
+    public int PendingConnections => Volatile.Read(ref _pendingConnections);
+
+    /// <summary>Sessions kept (connected or waiting for their client).</summary>
+    public int Sessions
+    {
+        get
+        {
+            lock (_sessionsLock)
+            {
+                return _sessions.Count;
+            }
+        }
+    }
+
     /// <summary>Serves one connection until it closes. Never throws for anything the peer sends.</summary>
     public async Task RunConnectionAsync(IDuplexPipe transport, MqttConnectionInfo info)
     {
         ArgumentNullException.ThrowIfNull(transport);
         ArgumentNullException.ThrowIfNull(info);
+        var address = AddressOf(info.RemoteEndPoint);
+        if (!TryAdmit(address, out string? limit))
+        {
+            // Over a limit before a byte is read: close at once; nothing is parsed, nothing is held.
+            Metrics.LimitHit(limit!);
+            LogAdmissionRefused(info.RemoteEndPoint?.ToString() ?? info.Transport, limit!);
+            await transport.Input.CompleteAsync();
+            await transport.Output.CompleteAsync();
+            return;
+        }
+
         var connection = new MqttServerConnection(this, transport, info, _logger, _stopping.Token);
         _connections.TryAdd(connection, 0);
         Metrics.ConnectionOpened();
-        await connection.RunAsync();
+        try
+        {
+            await connection.RunAsync();
+        }
+        finally
+        {
+            connection.LeavePending();
+            Release(address);
+        }
     }
+
+    private static IPAddress? AddressOf(EndPoint? endPoint) => endPoint is IPEndPoint ip
+        ? ip.Address.IsIPv4MappedToIPv6 ? ip.Address.MapToIPv4() : ip.Address
+        : null;
+
+    private bool TryAdmit(IPAddress? address, out string? limit)
+    {
+        if (Interlocked.Increment(ref _pendingConnections) > Options.MaxPendingConnections)
+        {
+            Interlocked.Decrement(ref _pendingConnections);
+            limit = nameof(MqttBrokerOptions.MaxPendingConnections);
+            return false;
+        }
+
+        if (address is not null && _connectionsPerAddress.AddOrUpdate(address, 1, static (_, n) => n + 1) > Options.MaxConnectionsPerAddress)
+        {
+            Release(address);
+            Interlocked.Decrement(ref _pendingConnections);
+            limit = nameof(MqttBrokerOptions.MaxConnectionsPerAddress);
+            return false;
+        }
+
+        limit = null;
+        return true;
+    }
+
+    private void Release(IPAddress? address)
+    {
+        if (address is null)
+        {
+            return;
+        }
+
+        while (_connectionsPerAddress.TryGetValue(address, out int count))
+        {
+            bool done = count <= 1
+                ? _connectionsPerAddress.TryRemove(new KeyValuePair<IPAddress, int>(address, count))
+                : _connectionsPerAddress.TryUpdate(address, count - 1, count);
+            if (done)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>A connection sent CONNECT (or closed before it did): it no longer counts as pending.</summary>
+    internal void LeftPending() => Interlocked.Decrement(ref _pendingConnections);
 
     /// <summary>Publishes a message from inside the process (no client), as if a client had sent it.</summary>
     public void Publish(string topic, ReadOnlyMemory<byte> payload, MqttQoS qos = MqttQoS.AtMostOnce, bool retain = false, MqttProperties? properties = null)
@@ -95,17 +182,22 @@ public sealed partial class MqttBroker : BackgroundService
 
     internal void ReleaseConnectionSlot() => Interlocked.Decrement(ref _connectedCount);
 
-    internal async ValueTask<MqttAuthenticationResult> AuthenticateAsync(MqttServerConnection connection, ConnectPacket connect, CancellationToken token)
+    internal async ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttServerConnection connection, ConnectPacket connect, CancellationToken token)
     {
+        // Unset means "anonymous on loopback only"; start-up refuses a listener elsewhere while it is unset (hosting validator).
+        bool anonymous = Options.AllowAnonymous ?? true;
+        var asAnonymous = anonymous
+            ? MqttAuthenticationOutcome.Accepted(MqttClientIdentity.Anonymous)
+            : MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.NotAuthorized);
         if (connect.UserName is null && connection.Info.ClientCertificate is null)
         {
-            return Options.AllowAnonymous ? MqttAuthenticationResult.Success : MqttAuthenticationResult.NotAuthorized;
+            return asAnonymous;
         }
 
         if (_authenticator is null)
         {
             // Credentials given but nobody to check them: accept only where anonymous clients are accepted anyway.
-            return Options.AllowAnonymous ? MqttAuthenticationResult.Success : MqttAuthenticationResult.NotAuthorized;
+            return asAnonymous;
         }
 
         return await _authenticator.AuthenticateAsync(new MqttAuthenticationContext
@@ -119,8 +211,11 @@ public sealed partial class MqttBroker : BackgroundService
         }, token);
     }
 
-    /// <summary>Gives the connection its session: a new one, or the existing one (taking it over from an older connection).</summary>
-    internal (MqttSession Session, bool Present) AttachSession(MqttServerConnection connection, string clientId, bool cleanStart, uint expiry)
+    /// <summary>
+    /// Gives the connection its session: a new one, or the existing one (taking it over from an older connection).
+    /// Null when a new session is needed and <see cref="MqttBrokerOptions.MaxSessions"/> are kept already.
+    /// </summary>
+    internal (MqttSession Session, bool Present)? AttachSession(MqttServerConnection connection, string clientId, bool cleanStart, uint expiry)
     {
         MqttServerConnection? previous = null;
         MqttSession? session;
@@ -129,6 +224,12 @@ public sealed partial class MqttBroker : BackgroundService
         lock (_sessionsLock)
         {
             _sessions.TryGetValue(clientId, out session);
+            if (session is null && _sessions.Count >= Options.MaxSessions)
+            {
+                Metrics.LimitHit(nameof(MqttBrokerOptions.MaxSessions));
+                return null;
+            }
+
             if (session?.Connection is { } old && !ReferenceEquals(old, connection))
             {
                 previous = old;
@@ -244,6 +345,7 @@ public sealed partial class MqttBroker : BackgroundService
 
             session.Subscriptions.Clear();
             session.Queue.Clear();
+            session.QueuedBytes = 0;
             session.Inflight.Clear();
             session.InboundQoS2.Clear();
         }
@@ -277,7 +379,8 @@ public sealed partial class MqttBroker : BackgroundService
 
     // ------------------------------------------------------------ subscriptions
 
-    internal MqttReasonCode Subscribe(MqttSession session, MqttSubscription subscription, uint subscriptionId, MqttProtocolVersion version, out bool isNew)
+    internal MqttReasonCode Subscribe(MqttSession session, MqttClientIdentity identity, MqttSubscription subscription, uint subscriptionId,
+        MqttProtocolVersion version, out bool isNew)
     {
         isNew = false;
         string filter = subscription.TopicFilter;
@@ -303,9 +406,29 @@ public sealed partial class MqttBroker : BackgroundService
             return version == MqttProtocolVersion.V500 ? MqttReasonCode.TopicFilterInvalid : MqttReasonCode.UnspecifiedError;
         }
 
+        bool v5 = version == MqttProtocolVersion.V500;
+        if (!MqttTopic.IsWithinLimits(filter, Options.MaxTopicLength, Options.MaxTopicLevels))
+        {
+            Metrics.LimitHit(filter.Length > Options.MaxTopicLength ? nameof(MqttBrokerOptions.MaxTopicLength) : nameof(MqttBrokerOptions.MaxTopicLevels));
+            return v5 ? MqttReasonCode.TopicFilterInvalid : MqttReasonCode.UnspecifiedError;
+        }
+
+        if (_authorizer is not null && !_authorizer.MaySubscribe(identity, inner))
+        {
+            Metrics.Denied("subscribe");
+            LogSubscribeDenied(identity.Name, LogText.Safe(session.ClientId), LogText.Safe(filter));
+            return v5 ? MqttReasonCode.NotAuthorized : MqttReasonCode.UnspecifiedError;
+        }
+
         var subscriber = new Subscriber(session, subscription.QoS, subscription.NoLocal, subscription.RetainAsPublished, subscriptionId);
         lock (session.Sync)
         {
+            if (session.Subscriptions.Count >= Options.MaxSubscriptionsPerSession && !session.Subscriptions.ContainsKey(filter))
+            {
+                Metrics.LimitHit(nameof(MqttBrokerOptions.MaxSubscriptionsPerSession));
+                return v5 ? MqttReasonCode.QuotaExceeded : MqttReasonCode.UnspecifiedError;
+            }
+
             isNew = _tree.Add(inner, group, subscriber);
             session.Subscriptions[filter] = new SessionSubscription(subscription, subscriptionId, group, inner);
         }
@@ -327,11 +450,15 @@ public sealed partial class MqttBroker : BackgroundService
         }
     }
 
-    /// <summary>Queues the retained messages matching a new subscription (retain flag set, as the standard requires).</summary>
+    /// <summary>
+    /// Queues the retained messages matching a new subscription (retain flag set, as the standard requires), at most
+    /// <see cref="MqttBrokerOptions.MaxRetainedPerSubscribe"/>. The scan is bounded by <see cref="MqttBrokerOptions.MaxRetainedMessages"/>.
+    /// </summary>
     internal void EnqueueRetained(MqttSession session, MqttSubscription subscription, uint subscriptionId)
     {
         long now = Environment.TickCount64;
         uint[]? ids = subscriptionId == 0 ? null : [subscriptionId];
+        int budget = Options.MaxRetainedPerSubscribe;
         foreach (var (topic, message) in _retained)
         {
             if (message.IsExpired(now))
@@ -342,6 +469,12 @@ public sealed partial class MqttBroker : BackgroundService
 
             if (MqttTopic.Matches(subscription.TopicFilter, topic))
             {
+                if (budget-- <= 0)
+                {
+                    Metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedPerSubscribe));
+                    return;
+                }
+
                 var qos = (MqttQoS)Math.Min((int)message.QoS, (int)subscription.QoS);
                 Enqueue(session, new OutboundMessage(message, qos, Retain: true, ids));
             }
@@ -422,10 +555,11 @@ public sealed partial class MqttBroker : BackgroundService
     {
         lock (session.Sync)
         {
-            if (session.Queue.Count >= Options.MaxQueuedMessages)
+            bool bytesFull = session.QueuedBytes > 0 && session.QueuedBytes + outbound.Message.Payload.Length > Options.MaxQueuedBytesPerSession;
+            if (session.Queue.Count >= Options.MaxQueuedMessages || bytesFull)
             {
                 session.Dropped++;
-                Metrics.Dropped("queue_full");
+                Metrics.Dropped(bytesFull ? "queue_bytes_full" : "queue_full");
                 if (session.Dropped == 1 || session.Dropped % 10_000 == 0)
                 {
                     LogQueueFull(session.ClientId, Options.MaxQueuedMessages, session.Dropped);
@@ -435,6 +569,7 @@ public sealed partial class MqttBroker : BackgroundService
             }
 
             session.Queue.Enqueue(outbound);
+            session.QueuedBytes += outbound.Message.Payload.Length;
         }
 
         session.Connection?.Signal();
@@ -444,7 +579,11 @@ public sealed partial class MqttBroker : BackgroundService
     {
         if (message.Payload.IsEmpty)
         {
-            _retained.TryRemove(message.Topic, out _);
+            if (_retained.TryRemove(message.Topic, out var removed))
+            {
+                Interlocked.Add(ref _retainedBytes, -removed.Payload.Length);
+            }
+
             return;
         }
 
@@ -461,10 +600,23 @@ public sealed partial class MqttBroker : BackgroundService
         if (_retained.Count >= Options.MaxRetainedMessages && !_retained.ContainsKey(message.Topic))
         {
             Metrics.Dropped("retained_limit");
+            Metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedMessages));
             return;
         }
 
-        _retained[message.Topic] = retained;
+        if (Interlocked.Add(ref _retainedBytes, message.Payload.Length) > Options.MaxRetainedBytes)
+        {
+            Interlocked.Add(ref _retainedBytes, -message.Payload.Length);
+            Metrics.Dropped("retained_limit");
+            Metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedBytes));
+            return;
+        }
+
+        _retained.AddOrUpdate(message.Topic, retained, (_, previous) =>
+        {
+            Interlocked.Add(ref _retainedBytes, -previous.Payload.Length);
+            return retained;
+        });
     }
 
     internal void Track(Task task)
@@ -588,4 +740,13 @@ public sealed partial class MqttBroker : BackgroundService
 
     [LoggerMessage(1015, LogLevel.Information, "Session of {ClientId} expired")]
     private partial void LogSessionExpired(string clientId);
+
+    [LoggerMessage(1017, LogLevel.Warning, "Denied: {Identity} (client {ClientId}) may not subscribe to {Filter}")]
+    private partial void LogSubscribeDenied(string identity, string clientId, string filter);
+
+    [LoggerMessage(1016, LogLevel.Warning, "Connection from {Remote} closed at once: {Limit} reached")]
+    private partial void LogAdmissionRefused(string remote, string limit);
+
+    /// <summary>Whether the topic ACL lets <paramref name="identity"/> publish to <paramref name="topic"/>.</summary>
+    internal bool MayPublish(MqttClientIdentity identity, string topic) => _authorizer is null || _authorizer.MayPublish(identity, topic);
 }

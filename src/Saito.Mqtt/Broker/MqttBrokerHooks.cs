@@ -59,8 +59,62 @@ public enum MqttAuthenticationResult
     NotAuthorized,
 }
 
-/// <summary>Decides whether a client may connect (user name and password, client certificate).</summary>
+/// <summary>Who a connection is, as the authenticator established it: a name (a hub, the dashboard) and its roles.</summary>
+public sealed class MqttClientIdentity
+{
+    public MqttClientIdentity(string name, IEnumerable<string> roles)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        ArgumentNullException.ThrowIfNull(roles);
+        Name = name;
+        Roles = new HashSet<string>(roles, StringComparer.Ordinal);
+    }
+
+    private MqttClientIdentity()
+    {
+        Name = "(anonymous)";
+        Roles = new HashSet<string>(StringComparer.Ordinal);
+        IsAnonymous = true;
+    }
+
+    /// <summary>A client that gave no credentials (accepted only where <see cref="MqttBrokerOptions.AllowAnonymous"/> lets it in).</summary>
+    public static MqttClientIdentity Anonymous { get; } = new();
+
+    public string Name { get; }
+
+    public IReadOnlySet<string> Roles { get; }
+
+    public bool IsAnonymous { get; }
+
+    public override string ToString() => Name;
+}
+
+/// <summary>The authenticator's answer: accepted as an identity, or refused with a reason.</summary>
+public readonly record struct MqttAuthenticationOutcome(MqttAuthenticationResult Result, MqttClientIdentity? Identity)
+{
+    public static MqttAuthenticationOutcome Accepted(MqttClientIdentity identity) =>
+        new(MqttAuthenticationResult.Success, identity ?? throw new ArgumentNullException(nameof(identity)));
+
+    public static MqttAuthenticationOutcome Refused(MqttAuthenticationResult result) =>
+        result == MqttAuthenticationResult.Success ? throw new ArgumentOutOfRangeException(nameof(result)) : new(result, null);
+}
+
+/// <summary>Decides whether a client may connect (user name and password, client certificate), and as whom.</summary>
 public interface IMqttAuthenticator
 {
-    ValueTask<MqttAuthenticationResult> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken);
+    ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken);
+}
+
+/// <summary>
+/// The topic ACL: whether an identity may publish to a topic or subscribe to a filter. Called for every PUBLISH and
+/// every filter of a SUBSCRIBE, so it must be cheap and must not block. Without one, every identity may do both.
+/// A denied publish is answered with "not authorized" (5.0, QoS 1 and 2), dropped (5.0, QoS 0) or closes the
+/// connection (3.1.1, which has no way to say it); a denied filter gets the SUBACK failure code.
+/// </summary>
+public interface IMqttAuthorizer
+{
+    bool MayPublish(MqttClientIdentity identity, string topic);
+
+    /// <summary><paramref name="filter"/> is the filter without any <c>$share/{group}/</c> prefix.</summary>
+    bool MaySubscribe(MqttClientIdentity identity, string filter);
 }

@@ -23,6 +23,10 @@ public sealed class MqttBrokerMetrics : IDisposable
     private readonly Counter<long> _protocolErrors;
     private readonly Counter<long> _connectRefused;
     private readonly Counter<long> _publishRefused;
+    private readonly Counter<long> _limitsHit;
+    private readonly Counter<long> _denied;
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<string, long> _limitHitTotals = new(StringComparer.Ordinal);
+    private long _deniedTotal;
     private long _droppedTotal;
     private long _messagesReceivedTotal;
     private long _messagesSentTotal;
@@ -42,6 +46,26 @@ public sealed class MqttBrokerMetrics : IDisposable
         _protocolErrors = _meter.CreateCounter<long>("saito.mqtt.protocol_errors", description: "Connections closed for breaking the protocol");
         _connectRefused = _meter.CreateCounter<long>("saito.mqtt.connect.refused");
         _publishRefused = _meter.CreateCounter<long>("saito.mqtt.publish.refused", description: "Publishes the hook did not accept");
+        _limitsHit = _meter.CreateCounter<long>("saito.mqtt.limits.hit", description: "Times a configured limit held a client back or refused it, by limit");
+        _denied = _meter.CreateCounter<long>("saito.mqtt.denied", description: "Publishes and subscriptions the topic ACL refused, by action");
+    }
+
+    /// <summary>Publishes and subscriptions refused by the topic ACL since start.</summary>
+    public long DeniedTotal => Interlocked.Read(ref _deniedTotal);
+
+    /// <summary>Times the limit named <paramref name="limit"/> (its option name, e.g. <c>MaxTopicLevels</c>) was hit since start.</summary>
+    public long LimitHits(string limit) => _limitHitTotals.TryGetValue(limit, out long count) ? count : 0;
+
+    internal void LimitHit(string limit)
+    {
+        _limitHitTotals.AddOrUpdate(limit, 1, static (_, count) => count + 1);
+        _limitsHit.Add(1, new KeyValuePair<string, object?>("limit", limit));
+    }
+
+    internal void Denied(string action)
+    {
+        Interlocked.Increment(ref _deniedTotal);
+        _denied.Add(1, new KeyValuePair<string, object?>("action", action));
     }
 
     public long DroppedTotal => Interlocked.Read(ref _droppedTotal);

@@ -29,22 +29,88 @@ public sealed class MqttBrokerOptions
 
     public string? CertificatePassword { get; set; }
 
-    /// <summary>Ask TLS clients for a certificate and hand it to the authenticator (not required unless the authenticator says so).</summary>
+    /// <summary>
+    /// Ask TLS clients for a certificate. A certificate is handed to the authenticator only when its chain ends at
+    /// <see cref="ClientCaPath"/>; otherwise the TLS handshake fails. Set automatically when <see cref="ClientCaPath"/> is set.
+    /// </summary>
     public bool RequestClientCertificate { get; set; }
 
     /// <summary>MQTT over WebSocket on the HTTP port (sub-protocol <c>mqtt</c>); empty disables it.</summary>
     public string WebSocketPath { get; set; } = "/mqtt";
 
+    /// <summary>
+    /// Browser origins allowed to open the WebSocket (e.g. <c>https://dashboard.school.lan</c>; <c>*</c> for any).
+    /// Empty (default): only pages served by Saito's own HTTP host. Clients that send no Origin (programs) are not affected.
+    /// </summary>
+    public List<string> WebSocketAllowedOrigins { get; set; } = [];
+
+    /// <summary>
+    /// PEM file of the certificate authority whose client certificates identify hubs on the TLS listener (the
+    /// certificate's common name is the hub's name). Unset: client certificates are not asked for and identify nobody.
+    /// </summary>
+    public string? ClientCaPath { get; set; }
+
     /// <summary>Connections accepted at once; past it a CONNECT is refused with "server unavailable"/"server busy".</summary>
     [Range(1, 1_000_000)]
     public int MaxConnections { get; set; } = 10_000;
 
-    /// <summary>Largest packet accepted, in bytes (fixed header included). Also announced to 5.0 clients.</summary>
+    /// <summary>
+    /// Largest packet accepted, in bytes (fixed header included). Also announced to 5.0 clients. The default is the
+    /// largest payload Saito's ingestion accepts (<c>Ingestion:MaxPayloadBytes</c>, 256 KiB) and 4 KiB for topic and properties.
+    /// </summary>
     [Range(64, 268_435_460)]
-    public int MaxPacketSize { get; set; } = 16 * 1024 * 1024;
+    public int MaxPacketSize { get; set; } = 260 * 1024;
 
-    /// <summary>Accept clients without a user name. When false, every client needs credentials the authenticator accepts.</summary>
-    public bool AllowAnonymous { get; set; } = true;
+    /// <summary>Connections that have not sent CONNECT yet, at once; past it a new connection is closed at once.</summary>
+    [Range(1, 1_000_000)]
+    public int MaxPendingConnections { get; set; } = 1_000;
+
+    /// <summary>Connections from one IP address at once (CONNECT or not); past it a new connection is closed at once.</summary>
+    [Range(1, 1_000_000)]
+    public int MaxConnectionsPerAddress { get; set; } = 1_000;
+
+    /// <summary>Sessions kept in total, connected or waiting for their client (persistent sessions); past it a CONNECT that needs a new session is refused.</summary>
+    [Range(1, 10_000_000)]
+    public int MaxSessions { get; set; } = 20_000;
+
+    /// <summary>Longest client identifier accepted, in characters; a longer one is refused ("identifier rejected" / "client identifier not valid").</summary>
+    [Range(23, 65535)]
+    public int MaxClientIdLength { get; set; } = 128;
+
+    /// <summary>Subscriptions one session may hold; past it a SUBSCRIBE is refused for the extra filters (5.0: "quota exceeded").</summary>
+    [Range(1, 1_000_000)]
+    public int MaxSubscriptionsPerSession { get; set; } = 100;
+
+    /// <summary>Longest topic name or filter, in characters (a shared subscription's <c>$share/{group}/</c> included).</summary>
+    [Range(1, 65535)]
+    public int MaxTopicLength { get; set; } = 512;
+
+    /// <summary>Most levels in a topic name or filter (VerneMQ's <c>topic_max_depth</c> is 10; Saito's reading topics have 4).</summary>
+    [Range(1, 1000)]
+    public int MaxTopicLevels { get; set; } = 16;
+
+    /// <summary>Payload bytes one connection may have waiting for the publish hook's verdict (the database commit); past it Saito stops reading from that connection until some are acknowledged.</summary>
+    [Range(1024, int.MaxValue)]
+    public int MaxPendingBytesPerClient { get; set; } = 8 * 1024 * 1024;
+
+    /// <summary>Payload bytes queued for one session (beside <see cref="MaxQueuedMessages"/>); past it new messages for that session are dropped and counted.</summary>
+    [Range(1024, long.MaxValue)]
+    public long MaxQueuedBytesPerSession { get; set; } = 16 * 1024 * 1024;
+
+    /// <summary>Publishes per second one connection may send (a burst of one second's worth); past it Saito stops reading from the connection until the rate falls: throttled, never dropped. 0 turns it off.</summary>
+    [Range(0, 10_000_000)]
+    public int MaxMessagesPerSecondPerClient { get; set; } = 10_000;
+
+    /// <summary>
+    /// Accept clients without credentials. Unset (the default): accepted only while every MQTT listener (TCP, TLS and
+    /// the WebSocket path on the HTTP addresses) binds to a loopback address, as Mosquitto 2 does without a listener
+    /// configured; a listener on any other address then stops Saito at start with a message naming this setting.
+    /// <c>false</c>: every client needs credentials. <c>true</c>: anyone who can reach a listener may publish (opt-in).
+    /// </summary>
+    public bool? AllowAnonymous { get; set; }
+
+    /// <summary>Set at start: every MQTT listener is on a loopback address (the try-it flow); anonymous clients may then also subscribe.</summary>
+    public bool LoopbackOnly { get; internal set; }
 
     /// <summary>Inbound QoS 1/2 publishes a client may have unacknowledged (announced as Receive Maximum in 5.0).</summary>
     [Range(1, 65535)]
@@ -70,10 +136,21 @@ public sealed class MqttBrokerOptions
     [Range(0, 65535)]
     public int? ServerKeepAliveSeconds { get; set; }
 
-    /// <summary>Upper bound on a 5.0 client's session expiry, in seconds (0xFFFFFFFF = never expires).</summary>
-    public uint MaxSessionExpirySeconds { get; set; } = uint.MaxValue;
+    /// <summary>
+    /// Upper bound on a session's expiry, in seconds: a 5.0 client's Session Expiry Interval, and a 3.1.1 persistent
+    /// session (clean session 0), which would otherwise never expire. Default 7 days; 0xFFFFFFFF = never expires.
+    /// </summary>
+    public uint MaxSessionExpirySeconds { get; set; } = 7 * 24 * 3600;
 
     /// <summary>Retained messages kept; a new retained topic past it is refused (5.0 clients get "quota exceeded").</summary>
     [Range(0, 10_000_000)]
     public int MaxRetainedMessages { get; set; } = 100_000;
+
+    /// <summary>Payload bytes of retained messages in total; a retained message past it is not kept (5.0 clients get "quota exceeded").</summary>
+    [Range(0, long.MaxValue)]
+    public long MaxRetainedBytes { get; set; } = 64 * 1024 * 1024;
+
+    /// <summary>Retained messages delivered to one new subscription at most; the rest are not sent (and counted), so one SUBSCRIBE to '#' is bounded work.</summary>
+    [Range(0, 10_000_000)]
+    public int MaxRetainedPerSubscribe { get; set; } = 10_000;
 }

@@ -7,8 +7,8 @@ internal sealed partial class MqttServerConnection
 {
     private static partial class Log
     {
-        [LoggerMessage(1000, LogLevel.Information, "{ClientId} connected from {Remote} over {Transport}, MQTT {Version}, session present {SessionPresent}")]
-        public static partial void Connected(ILogger logger, string clientId, string remote, string transport, MqttProtocolVersion version, bool sessionPresent);
+        [LoggerMessage(1000, LogLevel.Information, "{ClientId} connected as {Identity} from {Remote} over {Transport}, MQTT {Version}, session present {SessionPresent}")]
+        public static partial void Connected(ILogger logger, string clientId, string identity, string remote, string transport, MqttProtocolVersion version, bool sessionPresent);
 
         [LoggerMessage(1001, LogLevel.Information, "{ClientId} disconnected ({Remote})")]
         public static partial void Disconnected(ILogger logger, string clientId, string remote);
@@ -33,6 +33,12 @@ internal sealed partial class MqttServerConnection
 
         [LoggerMessage(1008, LogLevel.Debug, "{ClientId} subscribed to {Filter}: 0x{Code:X2}")]
         public static partial void Subscribed(ILogger logger, string clientId, string filter, byte code);
+
+        [LoggerMessage(1018, LogLevel.Warning, "Denied: {Identity} (client {ClientId}) may not publish to {Topic}")]
+        public static partial void PublishDenied(ILogger logger, string identity, string clientId, string topic);
+
+        [LoggerMessage(1019, LogLevel.Warning, "Closed {Remote} (client {ClientId}): publish refused ({Reason}: {Detail}); MQTT 3.1.1 cannot say so otherwise")]
+        public static partial void PublishRefusedClosed(ILogger logger, string remote, string clientId, MqttReasonCode reason, string detail);
 
         [LoggerMessage(1009, LogLevel.Warning, "Send loop of {Remote} (client '{ClientId}') did not finish in time while closing")]
         public static partial void SendStuck(ILogger logger, string remote, string clientId);

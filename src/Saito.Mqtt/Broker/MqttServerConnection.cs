@@ -31,6 +31,10 @@ internal sealed partial class MqttServerConnection
 
     private Task? _sendLoop;
     private int _pendingAcks;
+    private long _pendingBytes;
+    private int _leftPending;
+    private double _tokens;
+    private long _tokensAt;
     private TaskCompletionSource? _ackSpace;
     private Dictionary<ushort, string>? _inboundAliases;
     private Dictionary<string, ushort>? _outboundAliases;
@@ -51,6 +55,8 @@ internal sealed partial class MqttServerConnection
         _logger = logger;
         _closed = CancellationTokenSource.CreateLinkedTokenSource(serverStopping);
         LastReceived = Environment.TickCount64;
+        _tokensAt = LastReceived;
+        _tokens = broker.Options.MaxMessagesPerSecondPerClient;
         ConnectDeadline = LastReceived + (broker.Options.ConnectTimeoutSeconds * 1000L);
     }
 
@@ -58,6 +64,9 @@ internal sealed partial class MqttServerConnection
     public MqttProtocolVersion Version { get; private set; } = MqttProtocolVersion.V311;
     public string ClientId { get; private set; } = string.Empty;
     public string? UserName { get; private set; }
+
+    /// <summary>Who the client authenticated as (anonymous until CONNECT is accepted).</summary>
+    public MqttClientIdentity Identity { get; private set; } = MqttClientIdentity.Anonymous;
     public MqttSession? Session { get; private set; }
     public bool IsConnected => _connected;
 
@@ -92,9 +101,13 @@ internal sealed partial class MqttServerConnection
             Version = refusal.Version;
             _control.Writer.TryWrite(refusal.ConnAck);
         }
+        catch (MqttPublishRefusedException ex)
+        {
+            Log.PublishRefusedClosed(_logger, RemoteName, LogId, ex.ReasonCode, ex.Message);
+        }
         catch (MqttProtocolException ex)
         {
-            Log.ProtocolViolation(_logger, RemoteName, ClientId, ex.ReasonCode, ex.Message);
+            Log.ProtocolViolation(_logger, RemoteName, LogId, ex.ReasonCode, ex.Message);
             _broker.Metrics.ProtocolError(ex.ReasonCode);
             closeReason = ex.ReasonCode;
         }
@@ -104,13 +117,25 @@ internal sealed partial class MqttServerConnection
         }
         catch (Exception ex) when (ex is IOException or ConnectionAbortedException or ObjectDisposedException or InvalidOperationException)
         {
-            Log.TransportFailed(_logger, RemoteName, ClientId, ex.Message);
+            Log.TransportFailed(_logger, RemoteName, LogId, ex.Message);
         }
 
         await CloseAsync(closeReason);
     }
 
     private string RemoteName => Info.RemoteEndPoint?.ToString() ?? Info.Transport;
+
+    /// <summary>The client id as a log line may carry it (see <see cref="LogText"/>).</summary>
+    private string LogId => LogText.Safe(ClientId);
+
+    /// <summary>Stops counting this connection as one that has not sent CONNECT (once).</summary>
+    public void LeavePending()
+    {
+        if (Interlocked.Exchange(ref _leftPending, 1) == 0)
+        {
+            _broker.LeftPending();
+        }
+    }
 
     /// <summary>Wakes the send loop: something was queued for it.</summary>
     public void Signal() => _signal.Writer.TryWrite(true);
@@ -156,7 +181,7 @@ internal sealed partial class MqttServerConnection
         catch (TimeoutException)
         {
             // The peer stopped reading and the last packets cannot get out: drop the connection hard (RST).
-            Log.SendStuck(_logger, RemoteName, ClientId);
+            Log.SendStuck(_logger, RemoteName, LogId);
             Info.Abort?.Invoke();
         }
 
@@ -175,7 +200,7 @@ internal sealed partial class MqttServerConnection
         {
             _connected = false;
             _broker.OnConnectionClosed(this, _publishWill ? _will : null);
-            Log.Disconnected(_logger, ClientId, RemoteName);
+            Log.Disconnected(_logger, LogId, RemoteName);
         }
 
         _broker.Unregister(this);
@@ -267,6 +292,7 @@ internal sealed partial class MqttServerConnection
 
     private async ValueTask<bool> HandleConnectAsync(ConnectPacket connect, CancellationToken token)
     {
+        LeavePending();
         Version = connect.ProtocolVersion;
         var options = _broker.Options;
         bool v5 = Version == MqttProtocolVersion.V500;
@@ -285,6 +311,19 @@ internal sealed partial class MqttServerConnection
 
         ClientId = clientId;
         UserName = connect.UserName;
+        if (clientId.Length > options.MaxClientIdLength || LogText.HasControlCharacters(clientId))
+        {
+            if (clientId.Length > options.MaxClientIdLength)
+            {
+                _broker.Metrics.LimitHit(nameof(MqttBrokerOptions.MaxClientIdLength));
+            }
+
+            return await RefuseAsync(MqttConnectReturnCode.IdentifierRejected, MqttReasonCode.ClientIdentifierNotValid,
+                clientId.Length > options.MaxClientIdLength
+                    ? $"client id of {clientId.Length} characters (Mqtt:MaxClientIdLength is {options.MaxClientIdLength})"
+                    : "client id with control characters", token);
+        }
+
         if (connect.Properties?.AuthenticationMethod is not null)
         {
             return await RefuseAsync(MqttConnectReturnCode.NotAuthorized, MqttReasonCode.BadAuthenticationMethod,
@@ -297,8 +336,9 @@ internal sealed partial class MqttServerConnection
                 $"connection limit of {options.MaxConnections} reached", token);
         }
 
-        var auth = await _broker.AuthenticateAsync(this, connect, token);
-        if (auth != MqttAuthenticationResult.Success)
+        var outcome = await _broker.AuthenticateAsync(this, connect, token);
+        var auth = outcome.Result;
+        if (auth != MqttAuthenticationResult.Success || outcome.Identity is null)
         {
             _broker.ReleaseConnectionSlot();
             return auth == MqttAuthenticationResult.BadUserNameOrPassword
@@ -321,7 +361,14 @@ internal sealed partial class MqttServerConnection
         KeepAliveMs = keepAlive * 1000L;
         _will = connect.Will;
 
-        var (session, present) = _broker.AttachSession(this, clientId, connect.CleanStart, expiry);
+        Identity = outcome.Identity;
+        if (_broker.AttachSession(this, clientId, connect.CleanStart, expiry) is not var (session, present))
+        {
+            _broker.ReleaseConnectionSlot();
+            return await RefuseAsync(MqttConnectReturnCode.ServerUnavailable, MqttReasonCode.QuotaExceeded,
+                $"session limit of {options.MaxSessions} reached (Mqtt:MaxSessions)", token);
+        }
+
         Session = session;
 
         var connAck = new ConnAckPacket { SessionPresent = present, ReasonCode = 0 };
@@ -342,14 +389,14 @@ internal sealed partial class MqttServerConnection
         _resendInflight = present;
         await SendControlAsync(connAck, token);
         _connected = true;
-        Log.Connected(_logger, ClientId, RemoteName, Info.Transport, Version, present);
+        Log.Connected(_logger, LogId, Identity.Name, RemoteName, Info.Transport, Version, present);
         Signal();
         return true;
     }
 
     private async ValueTask<bool> RefuseAsync(MqttConnectReturnCode code311, MqttReasonCode code5, string why, CancellationToken token)
     {
-        Log.ConnectRefused(_logger, ClientId, RemoteName, why);
+        Log.ConnectRefused(_logger, LogId, RemoteName, why);
         _broker.Metrics.ConnectRefused();
         byte code = Version == MqttProtocolVersion.V500 ? (byte)code5 : (byte)code311;
         await SendControlAsync(new ConnAckPacket { ReasonCode = code }, token);
@@ -358,12 +405,30 @@ internal sealed partial class MqttServerConnection
 
     private async ValueTask HandlePublishAsync(MqttFrame frame, CancellationToken token)
     {
+        await ThrottleAsync(token);
         var publish = MqttPacketDecoder.DecodePublish(frame, Version, _broker.TopicCache);
         var properties = publish.Properties;
         string topic = ResolveTopicAlias(publish.Topic, properties);
         if (properties?.SubscriptionIdentifiers is not null)
         {
             throw MqttProtocolException.Protocol("A client PUBLISH carries a subscription identifier");
+        }
+
+        var options = _broker.Options;
+        if (!MqttTopic.IsWithinLimits(topic, options.MaxTopicLength, options.MaxTopicLevels))
+        {
+            string limit = topic.Length > options.MaxTopicLength ? nameof(MqttBrokerOptions.MaxTopicLength) : nameof(MqttBrokerOptions.MaxTopicLevels);
+            _broker.Metrics.LimitHit(limit);
+            await RefusePublishAsync(publish, MqttReasonCode.TopicNameInvalid, $"topic over Mqtt:{limit}", token);
+            return;
+        }
+
+        if (!_broker.MayPublish(Identity, topic))
+        {
+            _broker.Metrics.Denied("publish");
+            Log.PublishDenied(_logger, Identity.Name, LogId, LogText.Safe(topic));
+            await RefusePublishAsync(publish, MqttReasonCode.NotAuthorized, "not authorized for this topic", token);
+            return;
         }
 
         var session = Session!;
@@ -380,7 +445,7 @@ internal sealed partial class MqttServerConnection
             if (duplicate)
             {
                 // Method A: routed once already; the client resent before it saw PUBREC. Acknowledge again, in order.
-                await EnqueueAckAsync(new PendingAck(publish.PacketId, publish.QoS) { Verdict = MqttPublishVerdict.Accepted, Done = true }, token);
+                await EnqueueAckAsync(new PendingAck(publish.PacketId, publish.QoS, 0) { Verdict = MqttPublishVerdict.Accepted, Done = true }, token);
                 Signal();
                 return;
             }
@@ -396,7 +461,7 @@ internal sealed partial class MqttServerConnection
         var message = MqttMessage.Create(topic, payload, publish.QoS, publish.Retain, properties, session, now);
         _broker.Route(message, now);
 
-        var pending = new PendingAck(publish.PacketId, publish.QoS);
+        var pending = new PendingAck(publish.PacketId, publish.QoS, payload.Length);
         await EnqueueAckAsync(pending, token);
         var hook = _broker.PublishHook;
         if (hook is null)
@@ -424,7 +489,7 @@ internal sealed partial class MqttServerConnection
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
         {
-            Log.HookFailed(_logger, ClientId, topic, ex);
+            Log.HookFailed(_logger, LogId, LogText.Safe(topic), ex);
             Complete(pending, MqttPublishVerdict.Failed(MqttReasonCode.UnspecifiedError, "publish hook failed"));
             return;
         }
@@ -448,7 +513,7 @@ internal sealed partial class MqttServerConnection
         }
         catch (Exception ex)
         {
-            Log.HookFailed(_logger, ClientId, topic, ex);
+            Log.HookFailed(_logger, LogId, LogText.Safe(topic), ex);
             result = MqttPublishVerdict.Failed(MqttReasonCode.UnspecifiedError, "publish hook failed");
         }
 
@@ -462,6 +527,56 @@ internal sealed partial class MqttServerConnection
         Signal();
     }
 
+    /// <summary>
+    /// A publish the broker refuses before routing (topic over a limit, denied by the ACL). 5.0: a negative
+    /// acknowledgement for QoS 1 and 2 (in order with the others), nothing for QoS 0. 3.1.1 has no negative
+    /// acknowledgement: the connection is closed, unacknowledged.
+    /// </summary>
+    private async ValueTask RefusePublishAsync(PublishFrame publish, MqttReasonCode code, string why, CancellationToken token)
+    {
+        if (Version == MqttProtocolVersion.V311)
+        {
+            throw new MqttPublishRefusedException(code, why);
+        }
+
+        if (publish.QoS == MqttQoS.AtMostOnce)
+        {
+            _broker.Metrics.Dropped("refused");
+            return;
+        }
+
+        await EnqueueAckAsync(new PendingAck(publish.PacketId, publish.QoS, 0) { Verdict = MqttPublishVerdict.Failed(code, why), Done = true }, token);
+        Signal();
+    }
+
+    /// <summary>
+    /// Mqtt:MaxMessagesPerSecondPerClient as a token bucket (a burst of one second's worth): when it is empty the read
+    /// loop waits, so TCP pushes back on the client. Nothing is dropped.
+    /// </summary>
+    private async ValueTask ThrottleAsync(CancellationToken token)
+    {
+        int rate = _broker.Options.MaxMessagesPerSecondPerClient;
+        if (rate == 0)
+        {
+            return;
+        }
+
+        long now = Environment.TickCount64;
+        _tokens = Math.Min(rate, _tokens + ((now - _tokensAt) * rate / 1000.0));
+        _tokensAt = now;
+        if (_tokens < 1)
+        {
+            _broker.Metrics.LimitHit(nameof(MqttBrokerOptions.MaxMessagesPerSecondPerClient));
+            int waitMs = (int)Math.Ceiling((1 - _tokens) * 1000.0 / rate);
+            await Task.Delay(Math.Max(1, waitMs), token);
+            now = Environment.TickCount64;
+            _tokens = Math.Min(rate, _tokens + ((now - _tokensAt) * rate / 1000.0));
+            _tokensAt = now;
+        }
+
+        _tokens--;
+    }
+
     private async ValueTask EnqueueAckAsync(PendingAck pending, CancellationToken token)
     {
         while (true)
@@ -469,11 +584,20 @@ internal sealed partial class MqttServerConnection
             Task? wait = null;
             lock (_ackLock)
             {
-                if (_pendingAcks < _broker.Options.ReceiveMaximum)
+                // Bytes too: a client may hold at most MaxPendingBytesPerClient of payload waiting for the commit
+                // (one publish always fits, so a single large one is not stuck).
+                bool bytesFit = _pendingBytes == 0 || _pendingBytes + pending.Size <= _broker.Options.MaxPendingBytesPerClient;
+                if (_pendingAcks < _broker.Options.ReceiveMaximum && bytesFit)
                 {
                     _pendingAcks++;
+                    _pendingBytes += pending.Size;
                     _acks.Enqueue(pending);
                     return;
+                }
+
+                if (!bytesFit)
+                {
+                    _broker.Metrics.LimitHit(nameof(MqttBrokerOptions.MaxPendingBytesPerClient));
                 }
 
                 // Flow control: stop reading until the hook releases an acknowledgement.
@@ -588,6 +712,7 @@ internal sealed partial class MqttServerConnection
 
     private async ValueTask HandleSubscribeAsync(SubscribePacket subscribe, CancellationToken token)
     {
+        await ThrottleAsync(token);
         uint subscriptionId = 0;
         if (subscribe.Properties?.SubscriptionIdentifiers is [var requestedId, ..])
         {
@@ -598,7 +723,7 @@ internal sealed partial class MqttServerConnection
         var retainedToSend = new List<(MqttSubscription Options, uint Id)>();
         foreach (var s in subscribe.Subscriptions)
         {
-            var code = _broker.Subscribe(Session!, s, subscriptionId, Version, out bool isNew);
+            var code = _broker.Subscribe(Session!, Identity, s, subscriptionId, Version, out bool isNew);
             codes.Add(code);
             if ((byte)code < 0x80 && !MqttTopic.TryParseShared(s.TopicFilter, out _, out _, out _) &&
                 (s.RetainHandling == MqttRetainHandling.SendAtSubscribe || (s.RetainHandling == MqttRetainHandling.SendAtSubscribeIfNew && isNew)))
@@ -606,7 +731,7 @@ internal sealed partial class MqttServerConnection
                 retainedToSend.Add((s, subscriptionId));
             }
 
-            Log.Subscribed(_logger, ClientId, s.TopicFilter, (byte)code);
+            Log.Subscribed(_logger, LogId, LogText.Safe(s.TopicFilter), (byte)code);
         }
 
         await SendControlAsync(new SubAckPacket { PacketId = subscribe.PacketId, ReasonCodes = codes }, token);
@@ -715,7 +840,7 @@ internal sealed partial class MqttServerConnection
         }
         catch (Exception ex) when (ex is IOException or ConnectionAbortedException or ObjectDisposedException or InvalidOperationException)
         {
-            Log.TransportFailed(_logger, RemoteName, ClientId, ex.Message);
+            Log.TransportFailed(_logger, RemoteName, LogId, ex.Message);
             await _closed.CancelAsync();
         }
     }
@@ -735,6 +860,7 @@ internal sealed partial class MqttServerConnection
 
                 ack = _acks.Dequeue();
                 _pendingAcks--;
+                _pendingBytes -= ack.Size;
                 if (_ackSpace is { } space)
                 {
                     _ackSpace = null;
@@ -751,7 +877,7 @@ internal sealed partial class MqttServerConnection
             if (!verdict.IsSuccess)
             {
                 _broker.Metrics.PublishRefused();
-                Log.PublishRefused(_logger, ClientId, ack.PacketId, verdict.ReasonCode, verdict.ReasonString);
+                Log.PublishRefused(_logger, LogId, ack.PacketId, verdict.ReasonCode, verdict.ReasonString);
                 if (ack.QoS == MqttQoS.ExactlyOnce)
                 {
                     lock (Session!.Sync)
@@ -817,6 +943,7 @@ internal sealed partial class MqttServerConnection
                 }
 
                 session.Queue.Dequeue();
+                session.QueuedBytes -= next.Message.Payload.Length;
                 if (next.Message.IsExpired(now))
                 {
                     _broker.Metrics.Dropped("expired");

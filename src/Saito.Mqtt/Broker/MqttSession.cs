@@ -113,6 +113,9 @@ internal sealed class MqttSession
 
     public long Dropped;
 
+    /// <summary>Payload bytes in <see cref="Queue"/> (bounded by the broker's MaxQueuedBytesPerSession). Guarded by <see cref="Sync"/>.</summary>
+    public long QueuedBytes;
+
     /// <summary>Next free packet identifier (1..65535, skipping ids still in flight). Call under <see cref="Sync"/>.</summary>
     public ushort NextPacketId()
     {

@@ -63,6 +63,28 @@ public static class MqttTopic
         return true;
     }
 
+    /// <summary>
+    /// True when a topic name or filter has at most <paramref name="maxLength"/> characters and
+    /// <paramref name="maxLevels"/> levels (a shared filter's <c>$share/{group}/</c> counts towards the length, not the levels).
+    /// </summary>
+    public static bool IsWithinLimits(string topicOrFilter, int maxLength, int maxLevels)
+    {
+        ArgumentNullException.ThrowIfNull(topicOrFilter);
+        if (topicOrFilter.Length > maxLength)
+        {
+            return false;
+        }
+
+        var levels = topicOrFilter.AsSpan();
+        if (levels.StartsWith(SharePrefix, StringComparison.Ordinal))
+        {
+            int slash = levels[SharePrefix.Length..].IndexOf('/');
+            levels = slash < 0 ? [] : levels[(SharePrefix.Length + slash + 1)..];
+        }
+
+        return levels.Count('/') + 1 <= maxLevels;
+    }
+
     /// <summary>Whether <paramref name="topic"/> matches <paramref name="filter"/> (not a shared filter), '$' rule included.</summary>
     public static bool Matches(string filter, string topic)
     {

@@ -9,17 +9,27 @@ namespace Saito.Mqtt.Broker;
 /// </summary>
 internal sealed class PendingAck
 {
-    public PendingAck(ushort packetId, MqttQoS qos)
+    public PendingAck(ushort packetId, MqttQoS qos, int size)
     {
         PacketId = packetId;
         QoS = qos;
+        Size = size;
     }
 
     public ushort PacketId { get; }
+
+    /// <summary>Payload bytes held until the verdict (counted against MaxPendingBytesPerClient).</summary>
+    public int Size { get; }
     public MqttQoS QoS { get; }
 
     /// <summary>Set by the hook's completion; read by the sender. Volatile: written on one thread, read on another.</summary>
     public volatile bool Done;
 
     public MqttPublishVerdict Verdict { get; set; }
+}
+
+/// <summary>A 3.1.1 publish the broker refuses (topic limit, ACL): 3.1.1 has no negative acknowledgement, so the connection closes.</summary>
+internal sealed class MqttPublishRefusedException(MqttReasonCode reasonCode, string message) : Exception(message)
+{
+    public MqttReasonCode ReasonCode { get; } = reasonCode;
 }

@@ -13,6 +13,9 @@ internal sealed record Subscriber(MqttSession Session, MqttQoS QoS, bool NoLocal
 /// </summary>
 internal sealed class SubscriptionTree : IDisposable
 {
+    [ThreadStatic]
+    private static Stack<(Node Node, int Start)>? t_pending;
+
     private readonly Node _root = new();
     private readonly ReaderWriterLockSlim _lock = new(LockRecursionPolicy.NoRecursion);
 
@@ -91,62 +94,67 @@ internal sealed class SubscriptionTree : IDisposable
     }
 
     /// <summary>Adds every subscriber whose filter matches <paramref name="topic"/> to <paramref name="results"/>.</summary>
+    /// <remarks>
+    /// Iterative, with an explicit stack: the work is bounded by the nodes the topic can reach and no call depth grows
+    /// with the topic a client sends (a topic or filter with tens of thousands of levels once overflowed the stack here).
+    /// </remarks>
     public void Match(string topic, List<Subscriber> results)
     {
+        var pending = t_pending ??= new Stack<(Node Node, int Start)>();
+        pending.Clear();
+        bool dollarRoot = topic.Length > 0 && topic[0] == '$';
         _lock.EnterReadLock();
         try
         {
-            Match(_root, topic, 0, topic.Length > 0 && topic[0] == '$', results);
+            pending.Push((_root, 0));
+            while (pending.TryPop(out var item))
+            {
+                var (node, start) = item;
+                if (start < 0)
+                {
+                    AddAll(node, results);
+
+                    // "a/#" matches "a" too.
+                    if (node.Hash is not null)
+                    {
+                        AddAll(node.Hash, results);
+                    }
+
+                    continue;
+                }
+
+                // Wildcards in the first level do not match topics that begin with '$' [MQTT-4.7.2-1].
+                bool wildcards = start > 0 || !dollarRoot;
+                int end = topic.IndexOf('/', start);
+                int next = end < 0 ? -1 : end + 1;
+                if (wildcards)
+                {
+                    if (node.Hash is not null)
+                    {
+                        AddAll(node.Hash, results);
+                    }
+
+                    if (node.Plus is not null)
+                    {
+                        pending.Push((node.Plus, next));
+                    }
+                }
+
+                if (node.Children is not null)
+                {
+                    var level = end < 0 ? topic.AsSpan(start) : topic.AsSpan(start, end - start);
+                    if (node.ChildrenLookup.TryGetValue(level, out var child))
+                    {
+                        pending.Push((child, next));
+                    }
+                }
+            }
         }
         finally
         {
             _lock.ExitReadLock();
+            pending.Clear();
         }
-    }
-
-    private static void Match(Node node, string topic, int start, bool dollarRoot, List<Subscriber> results)
-    {
-        if (start < 0)
-        {
-            AddAll(node, results);
-
-            // "a/#" matches "a" too.
-            if (node.Hash is not null)
-            {
-                AddAll(node.Hash, results);
-            }
-
-            return;
-        }
-
-        if (!dollarRoot)
-        {
-            if (node.Hash is not null)
-            {
-                AddAll(node.Hash, results);
-            }
-
-            if (node.Plus is not null)
-            {
-                Match(node.Plus, topic, Next(topic, start), false, results);
-            }
-        }
-
-        if (node.Children is not null)
-        {
-            int end = topic.IndexOf('/', start);
-            var level = end < 0 ? topic.AsSpan(start) : topic.AsSpan(start, end - start);
-            if (node.ChildrenLookup.TryGetValue(level, out var child))
-            {
-                Match(child, topic, end < 0 ? -1 : end + 1, false, results);
-            }
-        }
-    }
-
-    private static int Next(string topic, int start)
-    {
-        int end = topic.IndexOf('/', start);
-        return end < 0 ? -1 : end + 1;
     }
 
     private static void AddAll(Node node, List<Subscriber> results)

@@ -29,11 +29,15 @@ public static class MqttHostingExtensions
     {
         ArgumentNullException.ThrowIfNull(builder);
         var services = builder.Services;
+        // Listening in code makes Kestrel ignore --urls / ASPNETCORE_URLS (it logs "Overriding address(es)"), so the
+        // HTTP addresses are read here and listened on beside the MQTT ports.
+        string urls = builder.Configuration["urls"] is { Length: > 0 } configured ? configured : DefaultUrls;
         services.AddOptions<MqttBrokerOptions>()
             .BindConfiguration(MqttBrokerOptions.SectionName)
+            .PostConfigure(o => o.LoopbackOnly = ListenersAreLoopbackOnly(o, urls))
             .ValidateDataAnnotations()
             .ValidateOnStart();
-        services.AddSingleton<IValidateOptions<MqttBrokerOptions>, MqttBrokerOptionsValidator>();
+        services.AddSingleton<IValidateOptions<MqttBrokerOptions>>(new MqttBrokerOptionsValidator(urls));
         services.AddMetrics();
         services.AddSingleton<MqttBrokerMetrics>();
         services.AddSingleton<MqttBroker>();
@@ -41,9 +45,6 @@ public static class MqttHostingExtensions
         services.AddHostedService<MqttStartupReport>();
         services.AddHealthChecks().AddCheck<MqttBrokerHealthCheck>("mqtt");
 
-        // Listening in code makes Kestrel ignore --urls / ASPNETCORE_URLS (it logs "Overriding address(es)"), so the
-        // HTTP addresses are read here and listened on beside the MQTT ports.
-        string urls = builder.Configuration["urls"] is { Length: > 0 } configured ? configured : DefaultUrls;
         // MQTT connections do little work per read and never block: running socket continuations inline on the
         // I/O threads saves a thread-pool hop per read (the profile showed handoffs dominating broker CPU).
         services.Configure<SocketTransportOptions>(o => o.UnsafePreferInlineScheduling = true);
@@ -93,15 +94,19 @@ public static class MqttHostingExtensions
         if (mqtt.TlsPort > 0)
         {
             var certificate = LoadCertificate(mqtt);
+            var clientCa = mqtt.ClientCaPath is { Length: > 0 } caPath ? X509CertificateLoader.LoadCertificateFromFile(caPath) : null;
             Listen(kestrel, mqtt.BindAddress, mqtt.TlsPort, listen =>
             {
                 listen.UseHttps(new HttpsConnectionAdapterOptions
                 {
                     ServerCertificate = certificate,
-                    ClientCertificateMode = mqtt.RequestClientCertificate ? ClientCertificateMode.AllowCertificate : ClientCertificateMode.NoCertificate,
+                    ClientCertificateMode = mqtt.RequestClientCertificate || clientCa is not null
+                        ? ClientCertificateMode.AllowCertificate
+                        : ClientCertificateMode.NoCertificate,
 
-                    // A client certificate is handed to the authenticator, which decides; TLS only proves possession of the key.
-                    ClientCertificateValidation = (_, _, _) => true,
+                    // A client certificate identifies a hub only when its chain ends at the configured CA (and it is
+                    // in date); any other certificate fails the handshake. Without a CA no certificate is trusted.
+                    ClientCertificateValidation = (client, _, _) => clientCa is not null && IsIssuedBy(client, clientCa),
                 });
                 listen.UseConnectionHandler<MqttConnectionHandler>();
             });
@@ -129,6 +134,31 @@ public static class MqttHostingExtensions
         }
     }
 
+    /// <summary>Whether <paramref name="client"/> chains to <paramref name="ca"/> (custom root trust, no revocation list here) and is for client authentication.</summary>
+    internal static bool IsIssuedBy(X509Certificate2 client, X509Certificate2 ca)
+    {
+        using var chain = new X509Chain();
+        chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
+        chain.ChainPolicy.CustomTrustStore.Add(ca);
+        chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
+        chain.ChainPolicy.ApplicationPolicy.Add(new System.Security.Cryptography.Oid("1.3.6.1.5.5.7.3.2")); // client authentication
+        return chain.Build(client);
+    }
+
+    /// <summary>True when every MQTT listener (TCP, TLS, and the WebSocket path on each HTTP address) is on a loopback address.</summary>
+    internal static bool ListenersAreLoopbackOnly(MqttBrokerOptions mqtt, string urls)
+    {
+        bool tcp = (mqtt.Port == 0 && mqtt.TlsPort == 0) || IsLoopback(mqtt.BindAddress);
+        bool ws = mqtt.WebSocketPath.Length == 0 || urls
+            .Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
+            .All(url => IsLoopback(BindingAddress.Parse(url).Host));
+        return tcp && ws;
+    }
+
+    internal static bool IsLoopback(string host) =>
+        string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase) ||
+        (IPAddress.TryParse(host.Trim('[', ']'), out var ip) && IPAddress.IsLoopback(ip));
+
     internal static X509Certificate2 LoadCertificate(MqttBrokerOptions mqtt)
     {
         string path = mqtt.CertificatePath!;
@@ -138,12 +168,32 @@ public static class MqttHostingExtensions
     }
 }
 
-/// <summary>Checks that cannot be said with attributes: TLS needs a certificate that loads, ports do not collide.</summary>
-internal sealed class MqttBrokerOptionsValidator : IValidateOptions<MqttBrokerOptions>
+/// <summary>
+/// Checks that cannot be said with attributes: TLS needs a certificate that loads, ports do not collide, and anonymous
+/// access is never left open on a network by default.
+/// </summary>
+internal sealed class MqttBrokerOptionsValidator(string urls) : IValidateOptions<MqttBrokerOptions>
 {
     public ValidateOptionsResult Validate(string? name, MqttBrokerOptions options)
     {
         var failures = new List<string>();
+        if (options.AllowAnonymous is null && !MqttHostingExtensions.ListenersAreLoopbackOnly(options, urls))
+        {
+            failures.Add($"Mqtt:AllowAnonymous is not set and an MQTT listener is not on loopback (Mqtt:BindAddress '{options.BindAddress}', " +
+                $"HTTP '{urls}' with Mqtt:WebSocketPath '{options.WebSocketPath}'). Anyone on the network could read and forge children's readings. " +
+                "Set Mqtt:AllowAnonymous=false and give each hub credentials ('saito hubs add hub-1', docs/security.md), or " +
+                "Mqtt:AllowAnonymous=true to accept anonymous publishers on purpose.");
+        }
+
+        if (options.ClientCaPath is { Length: > 0 } ca && !File.Exists(ca))
+        {
+            failures.Add($"Mqtt:ClientCaPath '{ca}' does not exist.");
+        }
+
+        if (options.ClientCaPath is { Length: > 0 } && options.TlsPort == 0)
+        {
+            failures.Add("Mqtt:ClientCaPath is set but Mqtt:TlsPort is 0: client certificates need the TLS listener.");
+        }
         if (options.TlsPort > 0)
         {
             if (string.IsNullOrEmpty(options.CertificatePath))

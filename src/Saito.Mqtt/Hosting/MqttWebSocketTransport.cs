@@ -13,8 +13,37 @@ internal static class MqttWebSocketTransport
 {
     private static readonly string[] s_subProtocols = ["mqtt", "mqttv3.1"];
 
+    /// <summary>
+    /// A request without an Origin header (a program, not a browser page) is allowed. A browser's Origin must be one of
+    /// <paramref name="allowed"/>, or, when that list is empty, the HTTP host itself (<c>{scheme}://{Host}</c>).
+    /// </summary>
+    internal static bool IsOriginAllowed(HttpContext context, IReadOnlyList<string> allowed)
+    {
+        string? origin = context.Request.Headers.Origin;
+        if (string.IsNullOrEmpty(origin))
+        {
+            return true;
+        }
+
+        if (allowed.Count > 0)
+        {
+            return allowed.Any(a => a == "*" || string.Equals(a.TrimEnd('/'), origin, StringComparison.OrdinalIgnoreCase));
+        }
+
+        string self = context.Request.Scheme + "://" + context.Request.Host.Value;
+        return string.Equals(origin, self, StringComparison.OrdinalIgnoreCase);
+    }
+
     public static async Task HandleAsync(HttpContext context, MqttBroker broker)
     {
+        if (!IsOriginAllowed(context, broker.Options.WebSocketAllowedOrigins))
+        {
+            // A page on another site, opened by a staff member, must not reach the broker with their network position.
+            context.Response.StatusCode = StatusCodes.Status403Forbidden;
+            await context.Response.WriteAsync("MQTT over WebSocket: this Origin is not allowed (Mqtt:WebSocketAllowedOrigins).", context.RequestAborted);
+            return;
+        }
+
         if (!context.WebSockets.IsWebSocketRequest)
         {
             context.Response.StatusCode = StatusCodes.Status400BadRequest;

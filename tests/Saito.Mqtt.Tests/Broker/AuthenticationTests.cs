@@ -47,7 +47,7 @@ public sealed class AuthenticationTests
     }
 
     [Fact]
-    public async Task Anonymous_clients_are_accepted_by_default()
+    public async Task Anonymous_clients_are_accepted_by_default_while_every_listener_is_on_loopback()
     {
         await using var saito = await SaitoBrokerInstance.StartAsync();
         await using var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
@@ -58,7 +58,7 @@ public sealed class AuthenticationTests
     {
         public List<string> Seen { get; } = [];
 
-        public ValueTask<MqttAuthenticationResult> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
+        public ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
         {
             lock (Seen)
             {
@@ -68,9 +68,9 @@ public sealed class AuthenticationTests
             string password = context.Password is { } p ? Encoding.UTF8.GetString(p.Span) : "";
             return ValueTask.FromResult(context.UserName switch
             {
-                "teacher" when password == "right" => MqttAuthenticationResult.Success,
-                "teacher" => MqttAuthenticationResult.BadUserNameOrPassword,
-                _ => MqttAuthenticationResult.NotAuthorized,
+                "teacher" when password == "right" => MqttAuthenticationOutcome.Accepted(new MqttClientIdentity("teacher", [])),
+                "teacher" => MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.BadUserNameOrPassword),
+                _ => MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.NotAuthorized),
             });
         }
     }

@@ -104,7 +104,8 @@ public sealed class SaitoBrokerFixture : IAsyncLifetime
 
     public BrokerEndpoint Endpoint => Instance.Endpoint;
 
-    public async ValueTask InitializeAsync() => _instance = await SaitoBrokerInstance.StartAsync();
+    // The conformance suites send a 1 MB payload; Saito's default packet limit is sized for readings (260 KiB).
+    public async ValueTask InitializeAsync() => _instance = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxPacketSize=16777216"]);
 
     public async ValueTask DisposeAsync()
     {

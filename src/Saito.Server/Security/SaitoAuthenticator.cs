@@ -1,0 +1,130 @@
+using System.Collections.Concurrent;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+using Microsoft.Extensions.Options;
+using Saito.Mqtt.Broker;
+
+namespace Saito.Server.Security;
+
+/// <summary>
+/// Checks MQTT credentials against the credentials file: the user name is the client's name, the password its secret;
+/// or a TLS client certificate (already chained to <c>Mqtt:ClientCaPath</c> by the TLS layer) whose common name is the
+/// client's name. A disabled client, an unknown name or a wrong secret is refused. The file is reread when it changes,
+/// so <c>saito hubs rotate</c> or <c>disable</c> takes effect at the next CONNECT without a restart.
+/// </summary>
+/// <remarks>
+/// PBKDF2 is deliberately slow, so a success is remembered (the SHA-256 of the secret, per client and stored hash) and a
+/// hub reconnecting does not pay it again; verifications run one at a time, so a storm of bad passwords costs at most
+/// one core while established connections carry on.
+/// </remarks>
+internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> options, ILogger<SaitoAuthenticator> logger) : IMqttAuthenticator, IDisposable
+{
+    private readonly CredentialStore _store = new(options.Value.CredentialsFile);
+    private readonly SemaphoreSlim _hashing = new(1, 1);
+    private readonly ConcurrentDictionary<string, (string Hash, byte[] Digest)> _verified = new(StringComparer.Ordinal);
+    private readonly Lock _reloadLock = new();
+    private (DateTime Written, long Length) _stamp;
+    private Dictionary<string, Credential> _clients = new(StringComparer.Ordinal);
+
+    public string CredentialsPath => _store.Path;
+
+    public async ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        var clients = Current();
+        string remote = context.RemoteEndPoint?.ToString() ?? "?";
+        string? certificateName = context.ClientCertificate?.GetNameInfo(X509NameType.SimpleName, forIssuer: false);
+        string? name = context.UserName ?? certificateName;
+        if (name is null || !clients.TryGetValue(name, out var client) || client.Disabled)
+        {
+            LogRefused(LogText.Safe(name), remote, name is not null && clients.TryGetValue(name, out var known) && known.Disabled ? "disabled" : "unknown client");
+            return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.NotAuthorized);
+        }
+
+        if (certificateName is not null)
+        {
+            if (!string.Equals(certificateName, name, StringComparison.Ordinal))
+            {
+                LogRefused(LogText.Safe(name), remote, $"user name differs from the certificate's name '{LogText.Safe(certificateName)}'");
+                return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.NotAuthorized);
+            }
+
+            if (context.Password is null)
+            {
+                return MqttAuthenticationOutcome.Accepted(Identity(client));
+            }
+        }
+
+        if (context.Password is not { } password || client.SecretHash is not { } hash)
+        {
+            LogRefused(LogText.Safe(name), remote, "no secret");
+            return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.BadUserNameOrPassword);
+        }
+
+        byte[] digest = SHA256.HashData(password.Span);
+        if (_verified.TryGetValue(name, out var known2) && known2.Hash == hash && CryptographicOperations.FixedTimeEquals(known2.Digest, digest))
+        {
+            return MqttAuthenticationOutcome.Accepted(Identity(client));
+        }
+
+        bool ok;
+        await _hashing.WaitAsync(cancellationToken);
+        try
+        {
+            ok = SecretHash.Verify(password.Span, hash);
+        }
+        finally
+        {
+            _hashing.Release();
+        }
+
+        if (!ok)
+        {
+            LogRefused(LogText.Safe(name), remote, "wrong secret");
+            return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.BadUserNameOrPassword);
+        }
+
+        _verified[name] = (hash, digest);
+        return MqttAuthenticationOutcome.Accepted(Identity(client));
+    }
+
+    private static MqttClientIdentity Identity(Credential client) => new(client.Name, client.Roles);
+
+    /// <summary>The clients as the file says now (reread when its time stamp or length changed; a file that cannot be read keeps the last good set).</summary>
+    private Dictionary<string, Credential> Current()
+    {
+        var info = new FileInfo(_store.Path);
+        var stamp = info.Exists ? (info.LastWriteTimeUtc, info.Length) : (DateTime.MinValue, -1L);
+        lock (_reloadLock)
+        {
+            if (stamp == _stamp)
+            {
+                return _clients;
+            }
+
+            try
+            {
+                _clients = _store.Load().ToDictionary(c => c.Name, StringComparer.Ordinal);
+                _stamp = stamp;
+                LogLoaded(_store.Path, _clients.Count);
+            }
+            catch (Exception ex) when (ex is IOException or System.Text.Json.JsonException or InvalidDataException or UnauthorizedAccessException)
+            {
+                LogUnreadable(_store.Path, ex.Message);
+            }
+
+            return _clients;
+        }
+    }
+
+    public void Dispose() => _hashing.Dispose();
+
+    [LoggerMessage(4001, LogLevel.Warning, "MQTT client '{Name}' from {Remote} refused: {Why}")]
+    private partial void LogRefused(string name, string remote, string why);
+
+    [LoggerMessage(4002, LogLevel.Information, "Credentials file {Path}: {Count} client(s)")]
+    private partial void LogLoaded(string path, int count);
+
+    [LoggerMessage(4003, LogLevel.Error, "Credentials file {Path} cannot be read ({Detail}); keeping the clients read before")]
+    private partial void LogUnreadable(string path, string detail);
+}

@@ -1,0 +1,24 @@
+using System.ComponentModel.DataAnnotations;
+
+namespace Saito.Server.Security;
+
+/// <summary>Who may connect and what they may do: the <c>Security</c> configuration section (docs/security.md).</summary>
+public sealed class SecurityOptions
+{
+    public const string SectionName = "Security";
+
+    /// <summary>
+    /// The credentials file: hubs and other clients, their roles and their secrets' hashes (never the secrets). Relative
+    /// paths are taken from the working directory, as <c>Storage:HotPath</c> is. Managed with <c>saito hubs ...</c> and
+    /// <c>saito clients ...</c>; the server rereads it when it changes.
+    /// </summary>
+    [Required]
+    public string CredentialsFile { get; set; } = "data/credentials.json";
+
+    /// <summary>Roles whose clients may subscribe to reading topics (every hub's): the dashboard and integrations.</summary>
+    public List<string> SubscribeRoles { get; set; } = ["dashboard", "integration"];
+
+    /// <summary>PBKDF2-SHA256 iterations for new secrets (existing hashes keep theirs). See docs/security.md for why this is enough for generated secrets.</summary>
+    [Range(10_000, 10_000_000)]
+    public int HashIterations { get; set; } = 20_000;
+}

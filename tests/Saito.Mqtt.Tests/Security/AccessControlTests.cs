@@ -1,0 +1,207 @@
+using System.Diagnostics;
+using System.Text;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Options;
+using Saito.Mqtt.Packets;
+using Saito.Mqtt.Tests.ExternalClients;
+using Saito.Mqtt.Tests.Infrastructure;
+using Saito.Server;
+using Saito.Server.Security;
+
+namespace Saito.Mqtt.Tests.Security;
+
+/// <summary>
+/// Who gets in and what they may do, tried with real clients (mosquitto_pub/sub) and raw packets: hubs with the
+/// secrets <c>saito hubs add</c> printed, a dashboard by role, anonymous clients refused, the ACL's reason codes.
+/// </summary>
+public sealed class AccessControlTests : IAsyncLifetime
+{
+    private readonly string _directory = Directory.CreateTempSubdirectory("saito-acl-test-").FullName;
+    private SaitoBrokerInstance? _saito;
+
+    private static CancellationToken Token => TestContext.Current.CancellationToken;
+
+    private string CredentialsFile => Path.Combine(_directory, "credentials.json");
+
+    private SaitoBrokerInstance Saito => _saito!;
+
+    public async ValueTask InitializeAsync() =>
+        _saito = await SaitoBrokerInstance.StartAsync(["Mqtt:AllowAnonymous=false", $"Security:CredentialsFile={CredentialsFile}"]);
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_saito is not null)
+        {
+            await _saito.DisposeAsync();
+        }
+
+        Directory.Delete(_directory, recursive: true);
+    }
+
+    /// <summary>Runs <c>saito hubs|clients ...</c> as the command line does and returns the secret it printed.</summary>
+    private string Cli(params string[] args)
+    {
+        var output = new StringWriter();
+        var error = new StringWriter();
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection([new("Security:CredentialsFile", CredentialsFile)]).Build();
+        int rc = CredentialsCli.Run(args, configuration, output, error);
+        rc.ShouldBe(0, error.ToString());
+        return output.ToString().Split('\n').FirstOrDefault(l => l.StartsWith("Secret", StringComparison.Ordinal))?.Split(": ", 2)[1].Trim() ?? string.Empty;
+    }
+
+    private static async Task<(int ExitCode, string Output)> RunAsync(string program, params string[] args)
+    {
+        var start = new ProcessStartInfo(program) { RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (var a in args)
+        {
+            start.ArgumentList.Add(a);
+        }
+
+        using var process = Process.Start(start)!;
+        var stdout = process.StandardOutput.ReadToEndAsync(Token);
+        var stderr = process.StandardError.ReadToEndAsync(Token);
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(Token);
+        deadline.CancelAfter(TimeSpan.FromSeconds(20));
+        await process.WaitForExitAsync(deadline.Token);
+        return (process.ExitCode, await stdout + await stderr);
+    }
+
+    private string[] Pub(string? user, string? password, string topic, string version = "mqttv311")
+    {
+        var args = new List<string> { "-h", "127.0.0.1", "-p", Saito.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-q", "1", "-t", topic, "-m", "{\"hr\":72}", "-V", version };
+        if (user is not null)
+        {
+            args.AddRange(["-u", user, "-P", password!]);
+        }
+
+        return [.. args];
+    }
+
+    [Fact]
+    public async Task A_hub_with_its_secret_publishes_and_a_client_without_credentials_or_with_a_wrong_secret_is_refused()
+    {
+        string secret = Cli("hubs", "add", "hub-1");
+        var ok = await RunAsync(ExternalClientSettings.MosquittoPub, Pub("hub-1", secret, "saito/hub-1/wrist-1/biosensor"));
+        ok.ExitCode.ShouldBe(0, ok.Output);
+
+        var anonymous = await RunAsync(ExternalClientSettings.MosquittoPub, Pub(null, null, "saito/hub-1/wrist-1/biosensor"));
+        anonymous.ExitCode.ShouldNotBe(0);
+        anonymous.Output.ShouldContain("not authorised");
+
+        var wrong = await RunAsync(ExternalClientSettings.MosquittoPub, Pub("hub-1", secret + "x", "saito/hub-1/wrist-1/biosensor"));
+        wrong.ExitCode.ShouldNotBe(0);
+        wrong.Output.ShouldContain("bad user name or password");
+    }
+
+    [Fact]
+    public async Task Rotate_and_disable_take_effect_at_the_next_connect_without_a_restart()
+    {
+        string first = Cli("hubs", "add", "hub-2");
+        (await RunAsync(ExternalClientSettings.MosquittoPub, Pub("hub-2", first, "saito/hub-2/w/biosensor"))).ExitCode.ShouldBe(0);
+        string second = Cli("hubs", "rotate", "hub-2");
+        (await RunAsync(ExternalClientSettings.MosquittoPub, Pub("hub-2", first, "saito/hub-2/w/biosensor"))).ExitCode.ShouldNotBe(0, "the old secret stops working");
+        (await RunAsync(ExternalClientSettings.MosquittoPub, Pub("hub-2", second, "saito/hub-2/w/biosensor"))).ExitCode.ShouldBe(0);
+        Cli("hubs", "disable", "hub-2");
+        (await RunAsync(ExternalClientSettings.MosquittoPub, Pub("hub-2", second, "saito/hub-2/w/biosensor"))).ExitCode.ShouldNotBe(0, "a disabled hub is refused");
+        File.ReadAllText(CredentialsFile).ShouldNotContain(second, Case.Sensitive, "only the hash is kept");
+    }
+
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311)]
+    [InlineData(MqttProtocolVersion.V500)]
+    public async Task A_hub_cannot_publish_under_another_hub_nor_subscribe_to_other_hubs_readings(MqttProtocolVersion version)
+    {
+        string secret = Cli("hubs", "add", "hub-3");
+        await using var hub = await RawMqttConnection.OpenAsync(Saito.Endpoint, Token);
+        await hub.SendAsync(new ConnectPacket { ProtocolVersion = version, ClientId = "hub-3-" + version, UserName = "hub-3", Password = Encoding.UTF8.GetBytes(secret) });
+        hub.Version = version;
+        (await hub.ExpectAsync<ConnAckPacket>()).ReasonCode.ShouldBe((byte)0);
+
+        await hub.SendAsync(new SubscribePacket
+        {
+            PacketId = 1,
+            Subscriptions =
+            [
+                new MqttSubscription { TopicFilter = "#", QoS = MqttQoS.AtLeastOnce },
+                new MqttSubscription { TopicFilter = "saito/+/+/biosensor", QoS = MqttQoS.AtLeastOnce },
+                new MqttSubscription { TopicFilter = "saito/hub-3/commands/#", QoS = MqttQoS.AtLeastOnce },
+            ],
+        });
+        var denied = version == MqttProtocolVersion.V500 ? MqttReasonCode.NotAuthorized : MqttReasonCode.UnspecifiedError;
+        (await hub.ExpectAsync<SubAckPacket>()).ReasonCodes.ShouldBe([denied, denied, MqttReasonCode.GrantedQoS1]);
+
+        await hub.SendAsync(new PublishPacket { Topic = "saito/hub-3/w/biosensor", Payload = Encoding.UTF8.GetBytes("{\"hr\":70}"), QoS = MqttQoS.AtLeastOnce, PacketId = 2 });
+        (await hub.ExpectSkippingPublishesAsync<PublishAckPacket>(TimeSpan.FromSeconds(10))).ReasonCode.ShouldBe(MqttReasonCode.Success);
+
+        await hub.SendAsync(new PublishPacket { Topic = "saito/hub-9/w/biosensor", Payload = Encoding.UTF8.GetBytes("{\"hr\":70}"), QoS = MqttQoS.AtLeastOnce, PacketId = 3 });
+        if (version == MqttProtocolVersion.V500)
+        {
+            (await hub.ExpectAsync<PublishAckPacket>()).ReasonCode.ShouldBe(MqttReasonCode.NotAuthorized);
+        }
+        else
+        {
+            await hub.ExpectClosedAsync();
+        }
+
+        Saito.Broker.Metrics.DeniedTotal.ShouldBeGreaterThanOrEqualTo(3);
+    }
+
+    [Fact]
+    public async Task The_dashboard_role_reads_every_hubs_readings_with_mosquitto_sub()
+    {
+        string hubSecret = Cli("hubs", "add", "hub-4");
+        string dashSecret = Cli("clients", "add", "dash", "--role", "dashboard");
+        var subscriber = new ProcessStartInfo(ExternalClientSettings.MosquittoSub)
+        {
+            RedirectStandardOutput = true,
+            ArgumentList = { "-h", "127.0.0.1", "-p", Saito.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-u", "dash", "-P", dashSecret, "-t", "saito/#", "-q", "1", "-C", "1", "-v", "-W", "20" },
+        };
+        using var sub = Process.Start(subscriber)!;
+        var line = sub.StandardOutput.ReadLineAsync(Token);
+        await WaitUntilAsync(() => Saito.Broker.ConnectedClients >= 1);
+
+        // The subscription may land a moment after the CONNECT: publish until the subscriber prints the reading.
+        var deadline = DateTime.UtcNow.AddSeconds(15);
+        while (!line.IsCompleted && DateTime.UtcNow < deadline)
+        {
+            (await RunAsync(ExternalClientSettings.MosquittoPub, Pub("hub-4", hubSecret, "saito/hub-4/w/biosensor"))).ExitCode.ShouldBe(0);
+            await Task.WhenAny(line.AsTask(), Task.Delay(200, Token));
+        }
+
+        (await line).ShouldBe("saito/hub-4/w/biosensor {\"hr\":72}");
+        await sub.WaitForExitAsync(Token);
+    }
+
+    [Fact]
+    public async Task A_client_with_no_role_cannot_subscribe_to_readings()
+    {
+        string secret = Cli("clients", "add", "viewer", "--role", "nothing-special");
+        var result = await RunAsync(ExternalClientSettings.MosquittoSub,
+            "-h", "127.0.0.1", "-p", Saito.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-u", "viewer", "-P", secret,
+            "-t", "saito/#", "-V", "mqttv5", "-W", "5");
+        result.Output.ShouldContain("denied");
+    }
+
+    [Fact]
+    public void Saito_listening_on_the_network_with_anonymous_access_unset_refuses_to_start_naming_the_setting()
+    {
+        // Program.cs turns this exception into the message and exit code 2.
+        var error = Should.Throw<OptionsValidationException>(() => SaitoApp.Build(
+            ["--Mqtt:BindAddress=0.0.0.0", "--Mqtt:Port=18830", "--urls=http://127.0.0.1:0", $"--Storage:HotPath={_directory}/hot", $"--Storage:ArchivePath={_directory}/archive"]));
+        string.Join(' ', error.Failures).ShouldContain("Mqtt:AllowAnonymous");
+    }
+
+    private static async Task WaitUntilAsync(Func<bool> condition)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
+        while (!condition())
+        {
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new TimeoutException("condition not met within 10 s");
+            }
+
+            await Task.Delay(20, Token);
+        }
+    }
+}

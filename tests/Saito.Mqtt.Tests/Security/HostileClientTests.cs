@@ -1,0 +1,271 @@
+using Saito.Mqtt.Broker;
+using Saito.Mqtt.Packets;
+using Saito.Mqtt.Tests.Infrastructure;
+
+namespace Saito.Mqtt.Tests.Security;
+
+/// <summary>Each broker limit tried over real TCP as a hostile client would, and the server still serving the next client.</summary>
+public sealed class HostileClientTests
+{
+    private static CancellationToken Token => TestContext.Current.CancellationToken;
+
+    private static string Id(string prefix) => prefix + "-" + Guid.NewGuid().ToString("N")[..8];
+
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311)]
+    [InlineData(MqttProtocolVersion.V500)]
+    public async Task A_filter_and_topic_of_fifty_thousand_levels_are_refused_and_the_server_keeps_running(MqttProtocolVersion version)
+    {
+        // The attack that once overflowed the stack in SubscriptionTree.Match and killed the process. The length limit
+        // is lifted so that the level limit is the one that holds.
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxTopicLength=65535"]);
+        string deep = new('/', 50_000);
+        await using var attacker = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        (await attacker.ConnectAsync(version, Id("deep"))).ReasonCode.ShouldBe((byte)0);
+        await attacker.SendAsync(new SubscribePacket { PacketId = 1, Subscriptions = [new MqttSubscription { TopicFilter = deep, QoS = MqttQoS.AtLeastOnce }] });
+        var subAck = await attacker.ExpectAsync<SubAckPacket>();
+        subAck.ReasonCodes.ShouldBe([version == MqttProtocolVersion.V500 ? MqttReasonCode.TopicFilterInvalid : MqttReasonCode.UnspecifiedError]);
+        await attacker.SendAsync(new PublishPacket { Topic = deep, Payload = new byte[] { 1 }, QoS = MqttQoS.AtLeastOnce, PacketId = 2 });
+        if (version == MqttProtocolVersion.V500)
+        {
+            (await attacker.ExpectAsync<PublishAckPacket>()).ReasonCode.ShouldBe(MqttReasonCode.TopicNameInvalid);
+        }
+        else
+        {
+            await attacker.ExpectClosedAsync();
+        }
+
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxTopicLevels)).ShouldBeGreaterThanOrEqualTo(2);
+        await using var next = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        (await next.ConnectAsync(version, Id("after"))).ReasonCode.ShouldBe((byte)0, "the server still accepts clients");
+    }
+
+    [Fact]
+    public async Task Matching_a_topic_of_a_hundred_thousand_levels_against_as_deep_a_filter_does_not_recurse()
+    {
+        // The tree itself, below the wire limits: iterative, so depth costs heap, never stack.
+        using var tree = new SubscriptionTree();
+        var session = new MqttSession("deep");
+        string deep = string.Join('/', Enumerable.Repeat("a", 100_000));
+        tree.Add(deep, null, new Subscriber(session, MqttQoS.AtMostOnce, false, false, 0));
+        tree.Add(string.Join('/', Enumerable.Repeat("+", 100_000)), null, new Subscriber(session, MqttQoS.AtLeastOnce, false, false, 0));
+        var results = new List<Subscriber>();
+        await Task.Run(() => tree.Match(deep, results), Token);
+        results.Count.ShouldBe(2);
+    }
+
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311, 200, (byte)MqttConnectReturnCode.IdentifierRejected)]
+    [InlineData(MqttProtocolVersion.V500, 200, (byte)MqttReasonCode.ClientIdentifierNotValid)]
+    public async Task A_client_id_over_the_limit_is_refused(MqttProtocolVersion version, int length, byte expected)
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxClientIdLength=128"]);
+        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        (await client.ConnectAsync(version, new string('x', length))).ReasonCode.ShouldBe(expected);
+        await client.ExpectClosedAsync();
+        saito.Broker.ConnectedClients.ShouldBe(0);
+    }
+
+    [Fact]
+    public async Task A_client_id_with_a_newline_is_refused_so_it_cannot_forge_a_log_line()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        (await client.ConnectAsync(MqttProtocolVersion.V500, "hub\ninfo: forged line")).ReasonCode.ShouldBe((byte)MqttReasonCode.ClientIdentifierNotValid);
+        LogText.Safe("hub\ninfo: forged\u2028line").ShouldBe("hub\\ninfo: forged\\u2028line");
+    }
+
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311, MqttReasonCode.UnspecifiedError)]
+    [InlineData(MqttProtocolVersion.V500, MqttReasonCode.QuotaExceeded)]
+    public async Task Subscriptions_past_the_per_session_limit_are_refused(MqttProtocolVersion version, MqttReasonCode refused)
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxSubscriptionsPerSession=3"]);
+        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await client.ConnectAsync(version, Id("subs"));
+        await client.SendAsync(new SubscribePacket
+        {
+            PacketId = 1,
+            Subscriptions = [.. Enumerable.Range(0, 5).Select(i => new MqttSubscription { TopicFilter = $"t/{i}", QoS = MqttQoS.AtLeastOnce })],
+        });
+        var codes = (await client.ExpectAsync<SubAckPacket>()).ReasonCodes;
+        codes.Take(3).ShouldAllBe(c => c == MqttReasonCode.GrantedQoS1);
+        codes.Skip(3).ShouldAllBe(c => c == refused);
+
+        // Re-subscribing to a filter it holds is a replacement, not a new subscription.
+        await client.SendAsync(new SubscribePacket { PacketId = 2, Subscriptions = [new MqttSubscription { TopicFilter = "t/0", QoS = MqttQoS.AtMostOnce }] });
+        (await client.ExpectAsync<SubAckPacket>()).ReasonCodes.ShouldBe([MqttReasonCode.GrantedQoS0]);
+    }
+
+    [Fact]
+    public async Task Connections_that_never_send_connect_past_the_limit_are_closed_at_once_and_others_still_get_in_later()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxPendingConnections=5", "Mqtt:ConnectTimeoutSeconds=60"]);
+        var silent = new List<RawMqttConnection>();
+        try
+        {
+            for (int i = 0; i < 5; i++)
+            {
+                silent.Add(await RawMqttConnection.OpenAsync(saito.Endpoint, Token));
+            }
+
+            await WaitUntilAsync(() => saito.Broker.PendingConnections == 5, "five silent connections held");
+            await using (var sixth = await RawMqttConnection.OpenAsync(saito.Endpoint, Token))
+            {
+                await sixth.ExpectClosedAsync();
+            }
+
+            saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxPendingConnections)).ShouldBeGreaterThanOrEqualTo(1);
+        }
+        finally
+        {
+            foreach (var connection in silent)
+            {
+                await connection.DisposeAsync();
+            }
+        }
+
+        await WaitUntilAsync(() => saito.Broker.PendingConnections == 0, "the silent connections are released");
+        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        (await client.ConnectAsync(MqttProtocolVersion.V500, Id("later"))).ReasonCode.ShouldBe((byte)0);
+    }
+
+    [Fact]
+    public async Task Connections_from_one_address_past_the_limit_are_closed_at_once()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxConnectionsPerAddress=3"]);
+        var held = new List<RawMqttConnection>();
+        try
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                var c = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+                held.Add(c);
+                (await c.ConnectAsync(MqttProtocolVersion.V311, Id("ip"))).ReasonCode.ShouldBe((byte)0);
+            }
+
+            await using var fourth = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+            await fourth.ExpectClosedAsync();
+            saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxConnectionsPerAddress)).ShouldBe(1);
+        }
+        finally
+        {
+            foreach (var connection in held)
+            {
+                await connection.DisposeAsync();
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Persistent_sessions_past_the_total_are_refused_with_quota_exceeded()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxSessions=2"]);
+        for (int i = 0; i < 2; i++)
+        {
+            await using var c = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+            (await c.ConnectAsync(MqttProtocolVersion.V311, Id("persist"), cleanStart: false)).ReasonCode.ShouldBe((byte)0);
+            await c.DisconnectAsync();
+        }
+
+        await WaitUntilAsync(() => saito.Broker.Sessions == 2 && saito.Broker.ConnectedClients == 0, "two persistent sessions kept");
+        await using var third = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        (await third.ConnectAsync(MqttProtocolVersion.V500, Id("third"))).ReasonCode.ShouldBe((byte)MqttReasonCode.QuotaExceeded);
+        saito.Broker.ConnectedClients.ShouldBe(0, "the refused client holds no slot");
+    }
+
+    [Fact]
+    public async Task A_client_publishing_faster_than_its_rate_is_throttled_and_every_publish_is_acknowledged()
+    {
+        const int Messages = 60;
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxMessagesPerSecondPerClient=20"]);
+        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await client.ConnectAsync(MqttProtocolVersion.V500, Id("fast"));
+        for (int i = 1; i <= Messages; i++)
+        {
+            await client.SendAsync(new PublishPacket { Topic = "rate/x", Payload = new byte[] { 1 }, QoS = MqttQoS.AtLeastOnce, PacketId = (ushort)i });
+        }
+
+        var acked = new HashSet<ushort>();
+        while (acked.Count < Messages)
+        {
+            var ack = await client.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(20));
+            ack.ReasonCode.ShouldBe(MqttReasonCode.Success);
+            acked.Add(ack.PacketId);
+        }
+
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxMessagesPerSecondPerClient)).ShouldBeGreaterThan(0, "the read loop waited");
+    }
+
+    [Fact]
+    public async Task Retained_bytes_past_the_total_are_not_kept()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedBytes=2048"]);
+        await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await publisher.ConnectAsync(MqttProtocolVersion.V311, Id("ret"));
+        await publisher.SendAsync(new PublishPacket { Topic = "ret/a", Payload = new byte[1500], QoS = MqttQoS.AtLeastOnce, PacketId = 1, Retain = true });
+        await publisher.ExpectAsync<PublishAckPacket>();
+        await publisher.SendAsync(new PublishPacket { Topic = "ret/b", Payload = new byte[1500], QoS = MqttQoS.AtLeastOnce, PacketId = 2, Retain = true });
+        await publisher.ExpectAsync<PublishAckPacket>();
+        saito.Broker.RetainedMessages.ShouldBe(1);
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedBytes)).ShouldBe(1);
+    }
+
+    [Fact]
+    public async Task A_subscribe_to_everything_gets_at_most_the_retained_per_subscribe_limit()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedPerSubscribe=3"]);
+        await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await publisher.ConnectAsync(MqttProtocolVersion.V311, Id("ret"));
+        for (int i = 1; i <= 6; i++)
+        {
+            await publisher.SendAsync(new PublishPacket { Topic = $"many/{i}", Payload = new byte[] { 1 }, QoS = MqttQoS.AtLeastOnce, PacketId = (ushort)i, Retain = true });
+            await publisher.ExpectAsync<PublishAckPacket>();
+        }
+
+        await using var subscriber = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await subscriber.ConnectAsync(MqttProtocolVersion.V311, Id("all"));
+        await subscriber.SendAsync(new SubscribePacket { PacketId = 1, Subscriptions = [new MqttSubscription { TopicFilter = "many/#", QoS = MqttQoS.AtMostOnce }] });
+        await subscriber.ExpectAsync<SubAckPacket>();
+        for (int i = 0; i < 3; i++)
+        {
+            (await subscriber.ExpectAsync<PublishPacket>()).Retain.ShouldBeTrue();
+        }
+
+        await subscriber.ExpectNothingAsync();
+    }
+
+    [Fact]
+    public async Task A_web_page_from_another_origin_cannot_open_the_mqtt_websocket_and_saitos_own_can()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync();
+        var url = new Uri($"ws://127.0.0.1:{saito.HttpPort}/mqtt");
+        using (var foreign = new System.Net.WebSockets.ClientWebSocket())
+        {
+            foreign.Options.AddSubProtocol("mqtt");
+            foreign.Options.SetRequestHeader("Origin", "https://evil.example");
+            var refused = await Should.ThrowAsync<System.Net.WebSockets.WebSocketException>(() => foreign.ConnectAsync(url, Token));
+            refused.Message.ShouldContain("403");
+        }
+
+        using var own = new System.Net.WebSockets.ClientWebSocket();
+        own.Options.AddSubProtocol("mqtt");
+        own.Options.SetRequestHeader("Origin", $"http://127.0.0.1:{saito.HttpPort}");
+        await own.ConnectAsync(url, Token);
+        own.State.ShouldBe(System.Net.WebSockets.WebSocketState.Open);
+    }
+
+    private static async Task WaitUntilAsync(Func<bool> condition, string what)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
+        while (!condition())
+        {
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new TimeoutException($"not within 10 s: {what}");
+            }
+
+            await Task.Delay(20, Token);
+        }
+    }
+}
