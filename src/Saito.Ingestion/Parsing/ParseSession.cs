@@ -109,7 +109,7 @@ internal sealed class ParseSession
     }
 
     public void Reject(string reason, string detail, ReadOnlySpan<byte> payload) =>
-        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, DeadLetter.PayloadText(payload)));
+        DeadLetters.Add(DeadLetter.FromPayload(ReceivedAt, Topic, ClientId, reason, detail, payload));
 
     public void Reject(string reason, string detail, string payloadText) =>
         DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, payloadText));

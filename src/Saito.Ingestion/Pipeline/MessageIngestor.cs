@@ -65,7 +65,7 @@ public sealed partial class MessageIngestor
         var deadLetters = new List<DeadLetter>();
         if (!SaitoTopicParser.TryParse(message.Topic, _prefix, out var topic, out string? topicError))
         {
-            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, DeadLetter.PayloadText(message.Payload.Span)));
+            deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, message.Payload.Span));
             LogRejection(message.Topic, DeadLetterReasons.BadTopic, topicError);
             _metrics.Rejected(DeadLetterReasons.BadTopic);
             await SubmitAsync(message, [], deadLetters, cancellationToken);
@@ -81,7 +81,7 @@ public sealed partial class MessageIngestor
                 return IngestResult.DeviceAnnounced;
             }
 
-            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, DeadLetter.PayloadText(message.Payload.Span)));
+            deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, message.Payload.Span));
             _metrics.Rejected(DeadLetterReasons.BadHello);
             await SubmitAsync(message, [], deadLetters, cancellationToken);
             return IngestResult.Stored;

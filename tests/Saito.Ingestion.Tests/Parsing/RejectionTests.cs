@@ -168,6 +168,7 @@ public sealed class RejectionTests
 
         deadLetter.Reason.ShouldBe(DeadLetterReasons.PayloadTooLarge);
         deadLetter.Detail.ShouldContain($"{Encoding.UTF8.GetByteCount(payload)} bytes; at most 64");
+        deadLetter.Detail.ShouldContain($"its first {DeadLetter.MaxPayloadChars} bytes");
         deadLetter.Payload.Length.ShouldBe(DeadLetter.MaxPayloadChars);
         payload.ShouldStartWith(deadLetter.Payload);
     }
