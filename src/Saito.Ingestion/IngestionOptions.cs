@@ -16,6 +16,13 @@ public sealed class IngestionOptions
     /// <summary>Most readings taken from one message; the rest are dead-lettered.</summary>
     public int MaxReadingsPerMessage { get; set; } = 10_000;
 
+    /// <summary>
+    /// Most dead letters written one by one for one message; past it, the rest of that message's rejections become
+    /// one <c>too-many-rejections</c> dead letter that counts them, names the most common reasons and holds the whole
+    /// message. Good readings in the message are stored either way.
+    /// </summary>
+    public int MaxDeadLettersPerMessage { get; set; } = 100;
+
     /// <summary>A reading stamped further ahead of Saito's clock than this is rejected (hub clock wrong).</summary>
     public int MaxFutureSkewSeconds { get; set; } = 300;
 
@@ -42,6 +49,11 @@ public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOption
         if (options.MaxReadingsPerMessage is < 1 or > 1_000_000)
         {
             failures.Add($"Ingestion:MaxReadingsPerMessage must be between 1 and 1,000,000 (was {options.MaxReadingsPerMessage}).");
+        }
+
+        if (options.MaxDeadLettersPerMessage is < 1 or > 1_000_000)
+        {
+            failures.Add($"Ingestion:MaxDeadLettersPerMessage must be between 1 and 1,000,000 (was {options.MaxDeadLettersPerMessage}).");
         }
 
         if (options.MaxFutureSkewSeconds is < 0 or > 86_400)

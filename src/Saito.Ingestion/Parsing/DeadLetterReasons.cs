@@ -61,6 +61,12 @@ public static class DeadLetterReasons
     /// <summary>More readings than <c>Ingestion:MaxReadingsPerMessage</c>: the first ones are kept, the rest are one dead letter.</summary>
     public const string TooManyReadings = "too-many-readings";
 
+    /// <summary>
+    /// More rejections in one message than <c>Ingestion:MaxDeadLettersPerMessage</c>: the first are dead letters one by
+    /// one, the rest one summary dead letter (their count, the most common reasons, the whole message as payload).
+    /// </summary>
+    public const string TooManyRejections = "too-many-rejections";
+
     /// <summary>A hello payload that cannot be read.</summary>
     public const string BadHello = "bad-hello";
 
@@ -69,6 +75,6 @@ public static class DeadLetterReasons
     [
         BadTopic, PayloadTooLarge, Empty, MalformedJson, MalformedSenML, WrongType, MissingField, DuplicateField,
         WrongKind, NotFinite, OutOfRange, BadTimestamp, TimestampFuture, TimestampPast, BadChannel, UnknownName,
-        UnitMismatch, TooManyReadings, BadHello,
+        UnitMismatch, TooManyReadings, TooManyRejections, BadHello,
     ];
 }

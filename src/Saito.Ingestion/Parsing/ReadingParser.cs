@@ -55,6 +55,7 @@ public sealed class ReadingParser
         {
             session.Begin(context, receivedAt, _options);
             ParseInto(session, context.ContentType, payload);
+            session.AddSummary(payload);
 
             CopyTo(session.Readings, readings);
             CopyTo(session.DeadLetters, deadLetters);

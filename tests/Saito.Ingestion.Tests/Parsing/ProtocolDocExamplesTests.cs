@@ -40,6 +40,11 @@ public sealed partial class ProtocolDocExamplesTests
             options.MaxReadingsPerMessage = int.Parse(maxReadings, CultureInfo.InvariantCulture);
         }
 
+        if (example.Attributes.TryGetValue("max-dead-letters", out string? maxDeadLetters))
+        {
+            options.MaxDeadLettersPerMessage = int.Parse(maxDeadLetters, CultureInfo.InvariantCulture);
+        }
+
         if (example.Attributes.TryGetValue("max-payload-bytes", out string? maxBytes))
         {
             options.MaxPayloadBytes = int.Parse(maxBytes, CultureInfo.InvariantCulture);
