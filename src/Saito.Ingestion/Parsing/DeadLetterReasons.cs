@@ -67,6 +67,12 @@ public static class DeadLetterReasons
     /// </summary>
     public const string TooManyRejections = "too-many-rejections";
 
+    /// <summary>
+    /// A message (readings or hello) from a device Saito does not know, on a hub that registered
+    /// <c>Ingestion:MaxNewDevicesPerHubPerHour</c> new devices in the last hour: the device is not registered.
+    /// </summary>
+    public const string TooManyNewDevices = "too-many-new-devices";
+
     /// <summary>A hello payload that cannot be read.</summary>
     public const string BadHello = "bad-hello";
 
@@ -75,6 +81,6 @@ public static class DeadLetterReasons
     [
         BadTopic, PayloadTooLarge, Empty, MalformedJson, MalformedSenML, WrongType, MissingField, DuplicateField,
         WrongKind, NotFinite, OutOfRange, BadTimestamp, TimestampFuture, TimestampPast, BadChannel, UnknownName,
-        UnitMismatch, TooManyReadings, TooManyRejections, BadHello,
+        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, BadHello,
     ];
 }

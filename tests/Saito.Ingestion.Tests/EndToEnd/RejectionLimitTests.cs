@@ -45,4 +45,42 @@ public sealed class RejectionLimitTests
         var stored = await saito.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, id, Ct);
         stored.Select(r => r.HeartRate!.Value).ShouldBe([70, 71, 72, 73, 74], ignoreOrder: true);
     }
+
+    [Fact]
+    public async Task A_hub_past_its_new_devices_per_hour_gets_a_dead_letter_for_a_new_serial_or_hello_while_known_devices_flow()
+    {
+        await using var storage = new SqliteTestStorage();
+        await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=3"]);
+        await using var client = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = saito.Port });
+        await client.ConnectAsync(Ct);
+        long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000;
+        int sent = 0;
+        async Task PublishAsync(string hub, string device)
+        {
+            byte[] payload = Encoding.UTF8.GetBytes(FormattableString.Invariant($$"""{"ts":{{nowMs + sent++}},"hr":72}"""));
+            var result = await client.PublishAsync($"saito/{hub}/{device}/biosensor", payload, MqttQoS.AtLeastOnce, cancellationToken: Ct)
+                .WaitAsync(TimeSpan.FromSeconds(30), Ct);
+            result.ReasonCode.ShouldBe(MqttReasonCode.Success);
+        }
+
+        foreach (string device in new[] { "wrist-1", "wrist-2", "wrist-3", "wrist-4", "wrist-1", "wrist-5" })
+        {
+            await PublishAsync("hub-1", device);
+        }
+
+        await PublishAsync("hub-2", "wrist-6");
+        var hello = await client.PublishAsync("saito/hub-1/wrist-7/hello", """{"kind":"biosensor"}"""u8.ToArray(), MqttQoS.AtLeastOnce, cancellationToken: Ct)
+            .WaitAsync(TimeSpan.FromSeconds(30), Ct);
+        hello.ReasonCode.ShouldBe(MqttReasonCode.Success);
+
+        var devices = await saito.Store.LoadDevicesAsync(Ct);
+        devices.Keys.ShouldBe(["wrist-1", "wrist-2", "wrist-3", "wrist-6"], ignoreOrder: true);
+        var stored = await saito.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, devices["wrist-1"], Ct);
+        stored.Count.ShouldBe(2, "a known device of the hub keeps flowing");
+        var letters = await saito.Store.ReadDeadLettersAsync(10, Ct);
+        letters.Select(l => l.Topic).ShouldBe(["saito/hub-1/wrist-7/hello", "saito/hub-1/wrist-5/biosensor", "saito/hub-1/wrist-4/biosensor"]);
+        letters.ShouldAllBe(l => l.Reason == DeadLetterReasons.TooManyNewDevices);
+        letters[0].Payload.ShouldBe("""{"kind":"biosensor"}""", "a hello from a new device counts too, and keeps its payload");
+        letters[2].Detail.ShouldStartWith("hub hub-1 registered 3 new devices in the last hour (Ingestion:MaxNewDevicesPerHubPerHour); device wrist-4 is not registered");
+    }
 }

@@ -152,6 +152,7 @@ public sealed class RejectionTests
         covered.Add(DeadLetterReasons.PayloadTooLarge); // below
         covered.Add(DeadLetterReasons.TooManyReadings); // below
         covered.Add(DeadLetterReasons.TooManyRejections); // below
+        covered.Add(DeadLetterReasons.TooManyNewDevices); // NewDeviceLimiterTests, RejectionLimitTests
         covered.Add(DeadLetterReasons.BadTopic); // SaitoTopicParserTests
         covered.Add(DeadLetterReasons.BadHello); // HelloParsingTests
 
