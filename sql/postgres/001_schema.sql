@@ -34,14 +34,18 @@ CREATE TABLE IF NOT EXISTS device (
 );
 
 -- Messages (or single readings) Saito could not store as readings, with the reason. Newest: ORDER BY id DESC.
+-- payload is the rejected bytes as text, exactly, when they are UTF-8 without NUL; otherwise a 4096-character preview,
+-- and payload_bytes holds the exact bytes (NULL when payload is exact). A table made by an older Saito has no
+-- payload_bytes; Saito adds it on start: ALTER TABLE dead_letter ADD COLUMN IF NOT EXISTS payload_bytes bytea
 CREATE TABLE IF NOT EXISTS dead_letter (
-    id          bigint      GENERATED ALWAYS AS IDENTITY,
-    received_at timestamptz NOT NULL,
-    topic       text        NOT NULL,
-    client_id   text,
-    reason      text        NOT NULL,
-    detail      text        NOT NULL,
-    payload     text        NOT NULL,
+    id            bigint      GENERATED ALWAYS AS IDENTITY,
+    received_at   timestamptz NOT NULL,
+    topic         text        NOT NULL,
+    client_id     text,
+    reason        text        NOT NULL,
+    detail        text        NOT NULL,
+    payload       text        NOT NULL,
+    payload_bytes bytea,
     CONSTRAINT dead_letter_pkey PRIMARY KEY (id)
 );
 

@@ -22,14 +22,18 @@ CREATE TABLE IF NOT EXISTS device (
 ) STRICT;
 
 -- Messages (or single readings) Saito could not store as readings, with the reason. Newest: ORDER BY id DESC.
+-- payload is the rejected bytes as text, exactly, when they are UTF-8 without NUL; otherwise a 4096-character preview,
+-- and payload_bytes holds the exact bytes (NULL when payload is exact). A table made by an older Saito has no
+-- payload_bytes; Saito adds it on start: ALTER TABLE dead_letter ADD COLUMN payload_bytes BLOB
 CREATE TABLE IF NOT EXISTS dead_letter (
-    id          INTEGER PRIMARY KEY,
-    received_at INTEGER NOT NULL,
-    topic       TEXT    NOT NULL,
-    client_id   TEXT,
-    reason      TEXT    NOT NULL,
-    detail      TEXT    NOT NULL,
-    payload     TEXT    NOT NULL
+    id            INTEGER PRIMARY KEY,
+    received_at   INTEGER NOT NULL,
+    topic         TEXT    NOT NULL,
+    client_id     TEXT,
+    reason        TEXT    NOT NULL,
+    detail        TEXT    NOT NULL,
+    payload       TEXT    NOT NULL,
+    payload_bytes BLOB
 ) STRICT;
 
 -- Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), hot tier, natural key: the clustered primary key (device_id, channel, ts).

@@ -80,9 +80,12 @@ BEGIN
         [reason] nvarchar(64) NOT NULL,
         [detail] nvarchar(1024) NOT NULL,
         [payload] nvarchar(max) NOT NULL,
+        [payload_bytes] varbinary(max) NULL,
         CONSTRAINT [pk_dead_letter] PRIMARY KEY CLUSTERED ([id])
     ) ON [PRIMARY];
 END;
+IF COL_LENGTH(N'[dbo].[dead_letter]', N'payload_bytes') IS NULL
+    ALTER TABLE [dbo].[dead_letter] ADD [payload_bytes] varbinary(max) NULL;
 GO
 
 -- reading_biosensor: biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), hot tier, natural key: clustered primary key (device_id, channel, ts).

@@ -16,6 +16,20 @@ public sealed class IngestionOptions
     /// <summary>Most readings taken from one message; the rest are dead-lettered.</summary>
     public int MaxReadingsPerMessage { get; set; } = 10_000;
 
+    /// <summary>
+    /// Most dead letters written one by one for one message; past it, the rest of that message's rejections become
+    /// one <c>too-many-rejections</c> dead letter that counts them, names the most common reasons and holds the whole
+    /// message. Good readings in the message are stored either way.
+    /// </summary>
+    public int MaxDeadLettersPerMessage { get; set; } = 100;
+
+    /// <summary>
+    /// New device serials one hub may register in any hour (a sliding window); past it, a message from an unknown
+    /// serial on that hub is dead-lettered (<c>too-many-new-devices</c>) and known devices keep flowing. 0 turns the
+    /// limit off (for a first import of a large fleet through one hub).
+    /// </summary>
+    public int MaxNewDevicesPerHubPerHour { get; set; } = 1000;
+
     /// <summary>A reading stamped further ahead of Saito's clock than this is rejected (hub clock wrong).</summary>
     public int MaxFutureSkewSeconds { get; set; } = 300;
 
@@ -42,6 +56,16 @@ public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOption
         if (options.MaxReadingsPerMessage is < 1 or > 1_000_000)
         {
             failures.Add($"Ingestion:MaxReadingsPerMessage must be between 1 and 1,000,000 (was {options.MaxReadingsPerMessage}).");
+        }
+
+        if (options.MaxDeadLettersPerMessage is < 1 or > 1_000_000)
+        {
+            failures.Add($"Ingestion:MaxDeadLettersPerMessage must be between 1 and 1,000,000 (was {options.MaxDeadLettersPerMessage}).");
+        }
+
+        if (options.MaxNewDevicesPerHubPerHour is < 0 or > 1_000_000)
+        {
+            failures.Add($"Ingestion:MaxNewDevicesPerHubPerHour must be between 0 (no limit) and 1,000,000 (was {options.MaxNewDevicesPerHubPerHour}).");
         }
 
         if (options.MaxFutureSkewSeconds is < 0 or > 86_400)

@@ -1,7 +1,9 @@
 using System.Globalization;
 using System.Text.Json;
 using Saito.Archiver.Tests.Infrastructure;
+using Saito.Storage.Archive;
 using Saito.Storage.Keys;
+using Saito.Storage.Readings;
 using Saito.Storage.Tests.Contract;
 
 namespace Saito.Archiver.Tests;
@@ -139,5 +141,48 @@ public sealed class CommandLineTests
         exitCode.ShouldBe(2);
         stderr.ShouldContain("start Saito once");
         Directory.Exists(folder).ShouldBeFalse();
+    }
+
+    [Fact]
+    public async Task Restore_refuses_manifests_whose_file_leaves_their_folder_and_still_restores_the_others()
+    {
+        await using var storage = await SeededAsync();
+        var run = await ArchiverProcess.RunAsync(["run", "--before", Cutoff.ToString("O", CultureInfo.InvariantCulture), "--export-dir", storage.ExportDirectory, .. Settings(storage)]);
+        run.ExitCode.ShouldBe(0, run.Stderr);
+
+        // A genuine export of 50 readings no one has seen (devices 900..), written outside the export folder, and three
+        // manifests beside the real ones that point at it: by '..', by absolute path, and through a symbolic link.
+        string folder = Path.Combine(storage.ExportDirectory, "biosensor");
+        string outside = Path.Combine(Path.GetDirectoryName(storage.ExportDirectory)!, "elsewhere", "stolen.csv");
+        var rows = TestReadings.Of(ReadingKind.Biosensor, 50, firstDevice: 900).Select(r => new ArchiveRow(Guid.Empty, r)).ToList();
+        string sha = ExportFiles.WriteData(outside, rows, ReadingKind.Biosensor, KeyStrategy.Natural, gzip: false);
+        var genuine = ExportFiles.ReadManifest(Directory.EnumerateFiles(folder, "*.manifest.json").First());
+        File.CreateSymbolicLink(Path.Combine(folder, "linked.csv"), outside);
+        var crafted = new Dictionary<string, string>
+        {
+            ["dotdot"] = Path.Combine("..", "..", "elsewhere", "stolen.csv"),
+            ["absolute"] = outside,
+            ["symlink"] = "linked.csv",
+        };
+        foreach (var (name, file) in crafted)
+        {
+            ExportFiles.WriteManifest(Path.Combine(folder, name + ".csv"), genuine with { BatchId = name, File = file, Rows = rows.Count, Sha256 = sha });
+        }
+
+        (await storage.Store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Token)).ShouldBe(400, "600 were moved out");
+        var (exitCode, stdout, stderr) = await ArchiverProcess.RunAsync(["restore", storage.ExportDirectory, "--into", "hot", "--json", .. Settings(storage)]);
+
+        exitCode.ShouldBe(1, stderr);
+        using var summary = JsonDocument.Parse(stdout);
+        var problems = summary.RootElement.GetProperty("problems").EnumerateArray().Select(p => p.GetString()!).ToList();
+        problems.Count.ShouldBe(3);
+        foreach (var (name, file) in crafted)
+        {
+            problems.ShouldContain(p => p.Contains(name + ".manifest.json", StringComparison.Ordinal) && p.Contains($"\"{file}\"", StringComparison.Ordinal)
+                                        && p.Contains("nothing was read from it", StringComparison.Ordinal));
+        }
+
+        summary.RootElement.GetProperty("rowsInserted").GetInt64().ShouldBe(1800, "every genuine export is restored");
+        (await storage.Store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Token)).ShouldBe(1000, "none of the 50 readings outside the folder");
     }
 }

@@ -42,6 +42,7 @@ public static class IngestionHostingExtensions
         services.AddSingleton<IReadingStore>(sp => ReadingStores.Create(sp.GetRequiredService<IOptions<StorageOptions>>().Value, sp.GetRequiredService<ILoggerFactory>()));
         services.AddSingleton<StorageHealth>();
         services.AddSingleton<StorageResilience>();
+        services.AddSingleton<NewDeviceLimiter>();
         services.AddSingleton<DeviceRegistry>();
         services.AddSingleton(sp => new ReadingParser(sp.GetRequiredService<IOptions<IngestionOptions>>().Value, sp.GetRequiredService<TimeProvider>()));
         services.AddSingleton<ReadingWriterPool>();

@@ -61,6 +61,18 @@ public static class DeadLetterReasons
     /// <summary>More readings than <c>Ingestion:MaxReadingsPerMessage</c>: the first ones are kept, the rest are one dead letter.</summary>
     public const string TooManyReadings = "too-many-readings";
 
+    /// <summary>
+    /// More rejections in one message than <c>Ingestion:MaxDeadLettersPerMessage</c>: the first are dead letters one by
+    /// one, the rest one summary dead letter (their count, the most common reasons, the whole message as payload).
+    /// </summary>
+    public const string TooManyRejections = "too-many-rejections";
+
+    /// <summary>
+    /// A message (readings or hello) from a device Saito does not know, on a hub that registered
+    /// <c>Ingestion:MaxNewDevicesPerHubPerHour</c> new devices in the last hour: the device is not registered.
+    /// </summary>
+    public const string TooManyNewDevices = "too-many-new-devices";
+
     /// <summary>A hello payload that cannot be read.</summary>
     public const string BadHello = "bad-hello";
 
@@ -69,6 +81,6 @@ public static class DeadLetterReasons
     [
         BadTopic, PayloadTooLarge, Empty, MalformedJson, MalformedSenML, WrongType, MissingField, DuplicateField,
         WrongKind, NotFinite, OutOfRange, BadTimestamp, TimestampFuture, TimestampPast, BadChannel, UnknownName,
-        UnitMismatch, TooManyReadings, BadHello,
+        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, BadHello,
     ];
 }

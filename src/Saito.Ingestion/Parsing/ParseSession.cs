@@ -43,6 +43,15 @@ internal sealed class ParseSession
     public DateTime ReceivedAt { get; private set; }
     public long ReceivedTicks { get; private set; }
     public int MaxReadings { get; private set; }
+
+    /// <summary>Dead letters kept one by one per message (<c>Ingestion:MaxDeadLettersPerMessage</c>); the rest are counted.</summary>
+    public int MaxDeadLetters { get; private set; }
+
+    /// <summary>Rejections past <see cref="MaxDeadLetters"/>, by reason: they become one summary dead letter.</summary>
+    public Dictionary<string, int> Uncounted { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>How many rejections past <see cref="MaxDeadLetters"/>.</summary>
+    public int UncountedTotal { get; private set; }
     public int MaxFutureSkewSeconds { get; private set; }
     public int MaxAgeDays { get; private set; }
 
@@ -72,6 +81,7 @@ internal sealed class ParseSession
         ReceivedAt = receivedAt;
         ReceivedTicks = receivedAt.Ticks;
         MaxReadings = Math.Max(1, options.MaxReadingsPerMessage);
+        MaxDeadLetters = Math.Max(1, options.MaxDeadLettersPerMessage);
         MaxFutureSkewSeconds = Math.Max(0, options.MaxFutureSkewSeconds);
         MaxAgeDays = Math.Max(0, options.MaxAgeDays);
         LatestTicks = Math.Min(DateTime.MaxValue.Ticks, ReceivedTicks + (MaxFutureSkewSeconds * TimeSpan.TicksPerSecond));
@@ -83,6 +93,8 @@ internal sealed class ParseSession
     {
         Readings.Clear();
         DeadLetters.Clear();
+        Uncounted.Clear();
+        UncountedTotal = 0;
     }
 
     private void Reset()
@@ -108,11 +120,55 @@ internal sealed class ParseSession
         ClientId = null;
     }
 
-    public void Reject(string reason, string detail, ReadOnlySpan<byte> payload) =>
-        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, DeadLetter.PayloadText(payload)));
+    public void Reject(string reason, string detail, ReadOnlySpan<byte> payload)
+    {
+        if (!OverTheCap(reason))
+        {
+            DeadLetters.Add(DeadLetter.FromPayload(ReceivedAt, Topic, ClientId, reason, detail, payload));
+        }
+    }
 
-    public void Reject(string reason, string detail, string payloadText) =>
-        DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, payloadText));
+    public void Reject(string reason, string detail, string payloadText)
+    {
+        if (!OverTheCap(reason))
+        {
+            DeadLetters.Add(new DeadLetter(ReceivedAt, Topic, ClientId, reason, detail, payloadText));
+        }
+    }
+
+    /// <summary>
+    /// After <see cref="MaxDeadLetters"/> dead letters a rejection is only counted, so that a message of 10,000 bad
+    /// readings costs 100 rows and one summary (<see cref="AddSummary"/>), not 10,000.
+    /// </summary>
+    private bool OverTheCap(string reason)
+    {
+        if (DeadLetters.Count < MaxDeadLetters)
+        {
+            return false;
+        }
+
+        Uncounted[reason] = Uncounted.GetValueOrDefault(reason) + 1;
+        UncountedTotal++;
+        return true;
+    }
+
+    /// <summary>
+    /// The one dead letter for the rejections past the cap: how many, the most common reasons, and the whole message
+    /// as payload, so that nothing of it is lost.
+    /// </summary>
+    public void AddSummary(ReadOnlySpan<byte> wholePayload)
+    {
+        if (UncountedTotal == 0)
+        {
+            return;
+        }
+
+        string reasons = string.Join(", ", Uncounted.OrderByDescending(r => r.Value).ThenBy(r => r.Key, StringComparer.Ordinal).Take(3)
+            .Select(r => System.FormattableString.Invariant($"{r.Key} ({r.Value})")));
+        string detail = System.FormattableString.Invariant(
+            $"{UncountedTotal} more reading(s) or record(s) of this message were rejected after the first {MaxDeadLetters} dead letters (Ingestion:MaxDeadLettersPerMessage); most common: {reasons}; the payload here is the whole message");
+        DeadLetters.Add(DeadLetter.FromPayload(ReceivedAt, Topic, ClientId, DeadLetterReasons.TooManyRejections, detail, wholePayload));
+    }
 
     /// <summary>A timestamp inside the window gives null; else the reason and a detail naming the limit.</summary>
     public string? CheckTime(long ticks, string what, out string reason)

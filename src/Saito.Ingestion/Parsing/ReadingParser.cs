@@ -55,6 +55,7 @@ public sealed class ReadingParser
         {
             session.Begin(context, receivedAt, _options);
             ParseInto(session, context.ContentType, payload);
+            session.AddSummary(payload);
 
             CopyTo(session.Readings, readings);
             CopyTo(session.DeadLetters, deadLetters);
@@ -70,9 +71,12 @@ public sealed class ReadingParser
     {
         if (payload.Length > _options.MaxPayloadBytes)
         {
+            // Only the start is kept: a payload past the limit cannot be replayed as it is, and a client must not
+            // be able to write megabytes into dead_letter per message.
+            var start = payload[..Math.Min(payload.Length, DeadLetter.MaxPayloadChars)];
             session.Reject(DeadLetterReasons.PayloadTooLarge,
-                FormattableString.Invariant($"the payload is {payload.Length} bytes; at most {_options.MaxPayloadBytes} are parsed (Ingestion:MaxPayloadBytes); the payload here is its start"),
-                payload);
+                FormattableString.Invariant($"the payload is {payload.Length} bytes; at most {_options.MaxPayloadBytes} are parsed (Ingestion:MaxPayloadBytes); the payload here is its first {start.Length} bytes"),
+                start);
             return;
         }
 

@@ -1,4 +1,3 @@
-using System.Text;
 using System.Text.Json;
 using Saito.Storage;
 using Saito.Storage.Readings;
@@ -90,8 +89,18 @@ internal static class SaitoJsonFormat
         {
             session.Reject(DeadLetterReasons.TooManyReadings,
                 Invariant($"the message holds {index} readings; the first {session.MaxReadings} were taken and the {dropped} after them dropped (Ingestion:MaxReadingsPerMessage); the payload here is those {dropped}"),
-                string.Concat("[", Encoding.UTF8.GetString(payload[droppedStart..Math.Min(droppedEnd, droppedStart + (DeadLetter.MaxPayloadChars * 3))]), "]"));
+                Bracketed(payload[droppedStart..droppedEnd]));
         }
+    }
+
+    /// <summary>Elements of an array, as the array <c>[elements]</c>: the dropped readings, replayable as one message.</summary>
+    private static byte[] Bracketed(ReadOnlySpan<byte> elements)
+    {
+        var array = new byte[elements.Length + 2];
+        array[0] = (byte)'[';
+        elements.CopyTo(array.AsSpan(1));
+        array[^1] = (byte)']';
+        return array;
     }
 
     private static void ParseElement(ParseSession session, ref Utf8JsonReader reader, ReadOnlySpan<byte> payload, int index)

@@ -8,19 +8,23 @@ namespace Saito.Ingestion.Pipeline;
 /// <summary>
 /// Device serials (what hubs put in topics) to the integer ids the reading tables use. Lookups are in memory;
 /// an unknown serial is registered in the database the first time it is seen (no owner yet), once even when
-/// many messages from it arrive at the same moment, so nothing is dropped because a device is new.
+/// many messages from it arrive at the same moment, so nothing is dropped because a device is new. A new serial
+/// counts against its hub's <see cref="NewDeviceLimiter"/>; past it, the serial is not registered (null) and the
+/// caller dead-letters the message. Known serials are never limited.
 /// </summary>
 public sealed class DeviceRegistry
 {
     private readonly IReadingStore _store;
+    private readonly NewDeviceLimiter _limiter;
     private readonly ResiliencePipeline _retry;
     private readonly ConcurrentDictionary<string, int> _ids = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, Lazy<Task<int>>> _registering = new(StringComparer.Ordinal);
 
-    public DeviceRegistry(IReadingStore store, StorageResilience resilience)
+    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter)
     {
         ArgumentNullException.ThrowIfNull(resilience);
         _store = store;
+        _limiter = limiter;
         _retry = resilience.Pipeline;
     }
 
@@ -35,26 +39,47 @@ public sealed class DeviceRegistry
         }
     }
 
-    /// <summary>The id of a device, registering it when it is new.</summary>
-    public ValueTask<int> GetIdAsync(string serial, CancellationToken cancellationToken)
+    /// <summary>
+    /// The id of a device, registering it when it is new; null when it is new and <paramref name="hub"/> has
+    /// registered as many new devices in the last hour as <see cref="NewDeviceLimiter"/> allows.
+    /// </summary>
+    public ValueTask<int?> GetIdAsync(string serial, string hub, CancellationToken cancellationToken)
     {
         if (_ids.TryGetValue(serial, out int id))
         {
-            return ValueTask.FromResult(id);
+            return ValueTask.FromResult<int?>(id);
         }
 
-        return new ValueTask<int>(RegisterOnceAsync(serial, cancellationToken));
+        // A registration already in flight for this serial was counted when it started.
+        if (!_registering.ContainsKey(serial) && !_limiter.TryAdmit(hub))
+        {
+            return ValueTask.FromResult<int?>(null);
+        }
+
+        return new ValueTask<int?>(RegisterOnceAsync(serial, cancellationToken));
     }
 
-    /// <summary>Records what a device says of itself (its hello), registering it when it is new.</summary>
-    public async Task<int> AnnounceAsync(string serial, DeviceAnnouncement announcement, CancellationToken cancellationToken)
+    /// <summary>
+    /// Records what a device says of itself (its hello), registering it when it is new; null (nothing recorded) when it
+    /// is new and its hub is past its <see cref="NewDeviceLimiter"/>.
+    /// </summary>
+    public async Task<int?> AnnounceAsync(string serial, string hub, DeviceAnnouncement announcement, CancellationToken cancellationToken)
     {
+        if (!_ids.ContainsKey(serial) && !_limiter.TryAdmit(hub))
+        {
+            return null;
+        }
+
         int id = await _retry.ExecuteAsync(async ct => await _store.RegisterDeviceAsync(serial, announcement, ct), cancellationToken);
         _ids[serial] = id;
         return id;
     }
 
-    private async Task<int> RegisterOnceAsync(string serial, CancellationToken cancellationToken)
+    /// <summary>Why a device was not registered, for its dead letter (the hub, the limit, the setting).</summary>
+    public string RefusalDetail(string serial, string hub) => System.FormattableString.Invariant(
+        $"hub {hub} registered {_limiter.MaxPerHubPerHour} new devices in the last hour (Ingestion:MaxNewDevicesPerHubPerHour); device {serial} is not registered, known devices of this hub are still stored");
+
+    private async Task<int?> RegisterOnceAsync(string serial, CancellationToken cancellationToken)
     {
         // One registration per serial in flight; later callers share it. The registration itself is not tied to
         // the first caller's token (its connection may close) so the others still get their id.

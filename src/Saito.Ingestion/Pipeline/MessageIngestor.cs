@@ -65,7 +65,7 @@ public sealed partial class MessageIngestor
         var deadLetters = new List<DeadLetter>();
         if (!SaitoTopicParser.TryParse(message.Topic, _prefix, out var topic, out string? topicError))
         {
-            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, DeadLetter.PayloadText(message.Payload.Span)));
+            deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, message.Payload.Span));
             LogRejection(message.Topic, DeadLetterReasons.BadTopic, topicError);
             _metrics.Rejected(DeadLetterReasons.BadTopic);
             await SubmitAsync(message, [], deadLetters, cancellationToken);
@@ -76,18 +76,26 @@ public sealed partial class MessageIngestor
         {
             if (_parser.TryParseHello(message.Payload.Span, topic.Hub, out var announcement, out string? helloError))
             {
-                int id = await _registry.AnnounceAsync(topic.Device, announcement, cancellationToken);
+                if (await _registry.AnnounceAsync(topic.Device, topic.Hub, announcement, cancellationToken) is not { } id)
+                {
+                    return await RefuseNewDeviceAsync(message, topic.Device, topic.Hub, cancellationToken);
+                }
+
                 LogHello(topic.Device, id, announcement.Kind, announcement.Firmware);
                 return IngestResult.DeviceAnnounced;
             }
 
-            deadLetters.Add(new DeadLetter(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, DeadLetter.PayloadText(message.Payload.Span)));
+            deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, message.Payload.Span));
             _metrics.Rejected(DeadLetterReasons.BadHello);
             await SubmitAsync(message, [], deadLetters, cancellationToken);
             return IngestResult.Stored;
         }
 
-        int deviceId = await _registry.GetIdAsync(topic.Device, cancellationToken);
+        if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is not { } deviceId)
+        {
+            return await RefuseNewDeviceAsync(message, topic.Device, topic.Hub, cancellationToken);
+        }
+
         var readings = new List<Reading>();
         var context = new ReadingParseContext(topic.ReadingKind!.Value, deviceId, message.Topic, message.ClientId, message.ReceivedAt, message.ContentType);
         var parsed = _parser.Parse(context, message.Payload.Span, readings, deadLetters);
@@ -103,6 +111,17 @@ public sealed partial class MessageIngestor
         }
 
         await SubmitAsync(message, readings, deadLetters, cancellationToken);
+        return IngestResult.Stored;
+    }
+
+    /// <summary>A message from a new device its hub may not register now: one dead letter with the whole message.</summary>
+    private async Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, string device, string hub, CancellationToken cancellationToken)
+    {
+        string detail = _registry.RefusalDetail(device, hub);
+        var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.TooManyNewDevices, detail, message.Payload.Span);
+        LogRejection(message.Topic, DeadLetterReasons.TooManyNewDevices, detail);
+        _metrics.Rejected(DeadLetterReasons.TooManyNewDevices);
+        await SubmitAsync(message, [], [letter], cancellationToken);
         return IngestResult.Stored;
     }
 

@@ -292,9 +292,9 @@ public sealed partial class ReadingWriterPool : BackgroundService
     {
         var batch = new ReadingBatch();
         batch.DeadLetters.AddRange(message.DeadLetters);
-        batch.DeadLetters.Add(new DeadLetter(_time.GetUtcNow().UtcDateTime, message.Topic, message.ClientId, "database-rejected",
+        batch.DeadLetters.Add(DeadLetter.FromPayload(_time.GetUtcNow().UtcDateTime, message.Topic, message.ClientId, "database-rejected",
             $"{message.Readings.Count} reading(s) refused by the database: {refusal.GetType().Name}: {refusal.Message}",
-            DeadLetter.PayloadText(message.Payload.Span)));
+            message.Payload.Span));
         LogMessageRefused(refusal, message.Topic, message.Readings.Count);
         try
         {

@@ -27,4 +27,7 @@ internal static partial class ArchiveLog
 
     [LoggerMessage(EventId = 5008, Level = LogLevel.Information, Message = "Restored {Inserted} of {Rows} rows of {File} into {Table}")]
     public static partial void Restored(ILogger logger, long inserted, long rows, string file, string table);
+
+    [LoggerMessage(EventId = 5009, Level = LogLevel.Warning, Message = "Restore skipped {Manifest}: {Problem}")]
+    public static partial void RestoreSkipped(ILogger logger, string manifest, string problem);
 }

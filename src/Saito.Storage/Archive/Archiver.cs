@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using System.Text.Json;
 using Microsoft.Extensions.Logging;
 using Saito.Storage.Keys;
 using Saito.Storage.Readings;
@@ -549,7 +550,10 @@ public sealed class Archiver : IAsyncDisposable
     /// <summary>
     /// Reinserts export files (a manifest, an export file, or a folder searched for manifests) into <paramref name="into"/>:
     /// <c>hot</c>, <c>archive</c> (each kind's table of that tier for the file's key strategy) or a table name.
-    /// Rows whose key is already there are skipped, so a restore can be repeated.
+    /// Rows whose key is already there are skipped, so a restore can be repeated. Each manifest stands alone: one
+    /// that is missing, unreadable, names a file outside its own folder (<see cref="ExportFiles.DataPathOf"/>) or
+    /// whose file's SHA-256 differs is a problem in the summary, nothing is read from its file, and the others are
+    /// still restored. (A bad CSV row or a database error still stops the run, after the files before it.)
     /// </summary>
     public async Task<ArchiveRestoreSummary> RestoreAsync(IReadOnlyList<string> sources, string into, CancellationToken cancellationToken)
     {
@@ -582,8 +586,23 @@ public sealed class Archiver : IAsyncDisposable
                 continue;
             }
 
-            var manifest = ExportFiles.ReadManifest(manifestPath);
-            string data = Path.Combine(Path.GetDirectoryName(Path.GetFullPath(manifestPath))!, manifest.File);
+            ExportManifest manifest;
+            try
+            {
+                manifest = ExportFiles.ReadManifest(manifestPath);
+            }
+            catch (Exception ex) when (ex is JsonException or InvalidDataException)
+            {
+                Skip(summary, manifestPath, $"not a readable manifest: {ex.Message}");
+                continue;
+            }
+
+            if (ExportFiles.DataPathOf(manifestPath, manifest, out string? refusal) is not { } data)
+            {
+                Skip(summary, manifestPath, refusal!);
+                continue;
+            }
+
             string sha = File.Exists(data) ? ExportFiles.Sha256Of(data) : "(missing)";
             if (!string.Equals(sha, manifest.Sha256, StringComparison.OrdinalIgnoreCase))
             {
@@ -612,6 +631,13 @@ public sealed class Archiver : IAsyncDisposable
         }
 
         return summary;
+    }
+
+    /// <summary>A manifest restore does not follow: a problem in the summary (the run goes on with the others) and a warning.</summary>
+    private void Skip(ArchiveRestoreSummary summary, string manifestPath, string problem)
+    {
+        summary.Problems.Add($"{manifestPath}: {problem}; not restored.");
+        ArchiveLog.RestoreSkipped(_logger, manifestPath, problem);
     }
 
     public ValueTask DisposeAsync() => _engine.DisposeAsync();

@@ -154,6 +154,36 @@ public static class ExportFiles
         }
     }
 
+    /// <summary>
+    /// The export file a manifest names, as a full path, when it is a file in the manifest's own folder (the archiver
+    /// writes the manifest beside its file and names it by its bare file name, <see cref="Manifest"/>). Else null, and
+    /// <paramref name="refusal"/> says why: an absolute path, a name with a folder in it (<c>/</c>, <c>\</c>, so also any
+    /// <c>..</c>), or a symbolic link whose final target is not in that folder. A manifest is a file anyone with
+    /// access to the export folder can write, so restore must not follow it to read files elsewhere.
+    /// </summary>
+    public static string? DataPathOf(string manifestPath, ExportManifest manifest, out string? refusal)
+    {
+        ArgumentNullException.ThrowIfNull(manifest);
+        string folder = Path.GetDirectoryName(Path.GetFullPath(manifestPath))!;
+        string name = manifest.File ?? string.Empty;
+        if (name.Length == 0 || Path.IsPathRooted(name) || name.AsSpan().IndexOfAny('/', '\\') >= 0 || name is "." or "..")
+        {
+            refusal = $"its file \"{name}\" is not a file name in the manifest's folder {folder} (absolute paths, folders and '..' are refused); nothing was read from it";
+            return null;
+        }
+
+        string data = Path.Combine(folder, name);
+        var target = File.Exists(data) ? File.ResolveLinkTarget(data, returnFinalTarget: true) : null;
+        if (target is not null && !string.Equals(Path.GetDirectoryName(Path.GetFullPath(target.FullName)), folder, StringComparison.Ordinal))
+        {
+            refusal = $"its file \"{name}\" is a symbolic link to {target.FullName}, outside the manifest's folder {folder}; nothing was read from it";
+            return null;
+        }
+
+        refusal = null;
+        return data;
+    }
+
     public static ExportManifest ReadManifest(string manifestPath)
     {
         using var file = File.OpenRead(manifestPath);

@@ -15,4 +15,7 @@ internal static partial class PostgresLog
 
     [LoggerMessage(EventId = 4203, Level = LogLevel.Debug, Message = "COPY into {Table} met a reading already stored; {Count} readings go through the staging table instead")]
     public static partial void DuplicatesStaged(ILogger logger, string table, int count);
+
+    [LoggerMessage(EventId = 4204, Level = LogLevel.Information, Message = "PostgreSQL schema: added column {Table}.{Column} (the table was made by an older Saito)")]
+    public static partial void ColumnAdded(ILogger logger, string table, string column);
 }

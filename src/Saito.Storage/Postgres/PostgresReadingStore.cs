@@ -118,6 +118,11 @@ public sealed class PostgresReadingStore : IReadingStore
                 createdHere.Add(schemaObject.Name);
             }
 
+            foreach (var added in PostgresSchema.AddedColumns.Where(a => names.Contains(a.Table)))
+            {
+                await AddColumnIfMissingAsync(connection, added, cancellationToken);
+            }
+
             await transaction.CommitAsync(cancellationToken);
         }
 
@@ -401,6 +406,14 @@ public sealed class PostgresReadingStore : IReadingStore
             await importer.WriteAsync(letter.Reason, NpgsqlDbType.Text, cancellationToken);
             await importer.WriteAsync(letter.Detail, NpgsqlDbType.Text, cancellationToken);
             await importer.WriteAsync(letter.Payload, NpgsqlDbType.Text, cancellationToken);
+            if (letter.PayloadBytes is null)
+            {
+                await importer.WriteNullAsync(cancellationToken);
+            }
+            else
+            {
+                await importer.WriteAsync(letter.PayloadBytes, NpgsqlDbType.Bytea, cancellationToken);
+            }
         }
 
         await importer.CompleteAsync(cancellationToken);
@@ -447,12 +460,29 @@ public sealed class PostgresReadingStore : IReadingStore
         return readings;
     }
 
+    /// <summary>A column a table made by an older Saito lacks (<see cref="PostgresSchema.AddedColumns"/>), added in the schema transaction.</summary>
+    private async Task AddColumnIfMissingAsync(NpgsqlConnection connection, AddedColumn added, CancellationToken cancellationToken)
+    {
+        await using var command = new NpgsqlCommand(
+            "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = @table AND column_name = @column",
+            connection);
+        command.Parameters.AddWithValue("table", added.Table);
+        command.Parameters.AddWithValue("column", added.Column);
+        if ((long)(await command.ExecuteScalarAsync(cancellationToken))! > 0)
+        {
+            return;
+        }
+
+        await ExecuteAsync(connection, added.AddSql, cancellationToken);
+        PostgresLog.ColumnAdded(_logger, added.Table, added.Column);
+    }
+
     public async Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(limit);
         await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
         await using var command = new NpgsqlCommand(
-            $"SELECT received_at, topic, client_id, reason, detail, payload FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT @limit",
+            $"SELECT received_at, topic, client_id, reason, detail, payload, payload_bytes FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT @limit",
             connection);
         command.Parameters.AddWithValue("limit", limit);
         await using var reader = await command.ExecuteReaderAsync(cancellationToken);
@@ -465,7 +495,8 @@ public sealed class PostgresReadingStore : IReadingStore
                 await reader.IsDBNullAsync(2, cancellationToken) ? null : reader.GetString(2),
                 reader.GetString(3),
                 reader.GetString(4),
-                reader.GetString(5)));
+                reader.GetString(5),
+                await reader.IsDBNullAsync(6, cancellationToken) ? null : await reader.GetFieldValueAsync<byte[]>(6, cancellationToken)));
         }
 
         return letters;
@@ -551,7 +582,7 @@ public sealed class PostgresReadingStore : IReadingStore
 
         public static CopyTarget ForDeadLetters() => new(
             ReadingTables.DeadLetterTable,
-            ["received_at", "topic", "client_id", "reason", "detail", "payload"],
+            ["received_at", "topic", "client_id", "reason", "detail", "payload", "payload_bytes"],
             hasId: false,
             valueCount: 0,
             valuesNullable: false);

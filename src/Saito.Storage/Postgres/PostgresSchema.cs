@@ -99,7 +99,7 @@ public static class PostgresSchema
         ReadingTables.DeadLetterTable,
         SchemaObjectKind.Table,
         StorageTier.Hot,
-        "Messages (or single readings) Saito could not store as readings, with the reason. Newest: ORDER BY id DESC.",
+        SchemaScript.DeadLetterComment(AddPayloadBytes),
         $"""
          CREATE TABLE IF NOT EXISTS {ReadingTables.DeadLetterTable} (
          {SchemaScript.Columns([
@@ -110,10 +110,16 @@ public static class PostgresSchema
              ("reason", "text", "NOT NULL"),
              ("detail", "text", "NOT NULL"),
              ("payload", "text", "NOT NULL"),
+             ("payload_bytes", "bytea", ""),
          ])},
              CONSTRAINT {ReadingTables.DeadLetterTable}_pkey PRIMARY KEY (id){IndexTablespaceClause(tablespace)}
          ){TablespaceClause(tablespace)}
          """);
+
+    private const string AddPayloadBytes = $"ALTER TABLE {ReadingTables.DeadLetterTable} ADD COLUMN IF NOT EXISTS payload_bytes bytea";
+
+    /// <summary>Columns added after a table was first created (<see cref="AddedColumn"/>), added on start when missing.</summary>
+    public static IReadOnlyList<AddedColumn> AddedColumns { get; } = [new(ReadingTables.DeadLetterTable, "payload_bytes", AddPayloadBytes)];
 
     /// <summary>The name of a table's primary-key constraint (and index).</summary>
     public static string PrimaryKeyName(string table) => table + "_pkey";

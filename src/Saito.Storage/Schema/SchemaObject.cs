@@ -25,6 +25,13 @@ public enum SchemaObjectKind
 /// </summary>
 public sealed record SchemaObject(string Name, SchemaObjectKind Kind, StorageTier Tier, string Comment, string CreateSql);
 
+/// <summary>
+/// A column added to a table after Saito first created it. A database made by an older Saito lacks it; the store
+/// adds it on start when <see cref="Table"/> exists without <see cref="Column"/>. Added columns are nullable, so the
+/// rows already there keep NULL and nothing is rewritten (a metadata change on SQLite, PostgreSQL and SQL Server).
+/// </summary>
+public sealed record AddedColumn(string Table, string Column, string AddSql);
+
 /// <summary>Writes schema objects out as a commented SQL script (the files in <c>sql/</c>).</summary>
 public static class SchemaScript
 {
@@ -112,6 +119,16 @@ public static class SchemaScript
 
         return string.Join(",\n", lines);
     }
+
+    /// <summary>
+    /// The dead-letter table's comment, naming the statement that adds payload_bytes to a table made by an older
+    /// Saito (which a store runs on start).
+    /// </summary>
+    public static string DeadLetterComment(string addPayloadBytes) =>
+        "Messages (or single readings) Saito could not store as readings, with the reason. Newest: ORDER BY id DESC.\n" +
+        "payload is the rejected bytes as text, exactly, when they are UTF-8 without NUL; otherwise a 4096-character preview,\n" +
+        "and payload_bytes holds the exact bytes (NULL when payload is exact). A table made by an older Saito has no\n" +
+        $"payload_bytes; Saito adds it on start: {addPayloadBytes}";
 
     /// <summary>Every key strategy, in the order the scripts list their tables.</summary>
     public static IReadOnlyList<Keys.KeyStrategy> KeyStrategies { get; } =

@@ -421,14 +421,15 @@ public sealed partial class SqlServerReadingStore : IReadingStore
         ArgumentOutOfRangeException.ThrowIfNegative(limit);
         await using var connection = await OpenAsync(cancellationToken);
         await using var command = Command(connection,
-            $"SELECT TOP (@limit) [received_at], [topic], [client_id], [reason], [detail], [payload] FROM {SqlServerSql.Table(ReadingTables.DeadLetterTable)} ORDER BY [id] DESC;");
+            $"SELECT TOP (@limit) [received_at], [topic], [client_id], [reason], [detail], [payload], [payload_bytes] FROM {SqlServerSql.Table(ReadingTables.DeadLetterTable)} ORDER BY [id] DESC;");
         command.Parameters.Add(new SqlParameter("@limit", SqlDbType.Int) { Value = limit });
         await using var reader = await command.ExecuteReaderAsync(cancellationToken);
         var letters = new List<DeadLetter>();
         while (await reader.ReadAsync(cancellationToken))
         {
             letters.Add(new DeadLetter(Utc(reader.GetDateTime(0)), reader.GetString(1), await reader.IsDBNullAsync(2, cancellationToken) ? null : reader.GetString(2),
-                reader.GetString(3), reader.GetString(4), reader.GetString(5)));
+                reader.GetString(3), reader.GetString(4), reader.GetString(5),
+                await reader.IsDBNullAsync(6, cancellationToken) ? null : await reader.GetFieldValueAsync<byte[]>(6, cancellationToken)));
         }
 
         return letters;

@@ -145,7 +145,8 @@ internal sealed class SqlServerSchema
         var steps = new List<SqlServerSchemaStep>
         {
             new(ReadingTables.DeviceTable, SqlServerSchemaObject.Table, ReadingTables.DeviceTable, Guarded(ReadingTables.DeviceTable, CreateDeviceTable())),
-            new(ReadingTables.DeadLetterTable, SqlServerSchemaObject.Table, ReadingTables.DeadLetterTable, Guarded(ReadingTables.DeadLetterTable, CreateDeadLetterTable())),
+            new(ReadingTables.DeadLetterTable, SqlServerSchemaObject.Table, ReadingTables.DeadLetterTable,
+                Guarded(ReadingTables.DeadLetterTable, CreateDeadLetterTable()) + "\n" + AddDeadLetterPayloadBytes),
         };
         foreach (var (table, kind, keys, tier) in ReadingTableSpecs)
         {
@@ -250,12 +251,22 @@ internal sealed class SqlServerSchema
             [reason] nvarchar({ReasonLength}) NOT NULL,
             [detail] nvarchar({DeadLetter.MaxReasonChars}) NOT NULL,
             [payload] nvarchar(max) NOT NULL,
+            [payload_bytes] varbinary(max) NULL,
             CONSTRAINT [pk_dead_letter] PRIMARY KEY CLUSTERED ([id])
         ) ON {SqlServerSql.Quote(Filegroup(StorageTier.Hot))};
         """;
 
+    /// <summary>
+    /// payload_bytes came after the first dead_letter table: a table made by an older Saito gets it on start (nullable,
+    /// so adding it changes only metadata). payload holds the rejected bytes as text when they are UTF-8 without NUL,
+    /// else a preview, and payload_bytes then holds the exact bytes.
+    /// </summary>
+    public static string AddDeadLetterPayloadBytes { get; } =
+        $"IF COL_LENGTH({SqlServerSql.Literal(SqlServerSql.Table(ReadingTables.DeadLetterTable))}, N'payload_bytes') IS NULL\n" +
+        $"    ALTER TABLE {SqlServerSql.Table(ReadingTables.DeadLetterTable)} ADD [payload_bytes] varbinary(max) NULL;";
+
     /// <summary>The columns Saito bulk-copies into dead_letter, in the order of its row source.</summary>
-    public static IReadOnlyList<string> DeadLetterColumns { get; } = ["received_at", "topic", "client_id", "reason", "detail", "payload"];
+    public static IReadOnlyList<string> DeadLetterColumns { get; } = ["received_at", "topic", "client_id", "reason", "detail", "payload", "payload_bytes"];
 
     /// <summary>The session's staging table: a heap, gone with the session or the transaction that made it.</summary>
     public const string StageTable = "#saito_stage";

@@ -15,4 +15,7 @@ internal static partial class SqliteLog
 
     [LoggerMessage(EventId = 4103, Level = LogLevel.Debug, Message = "SQLite write failed; the writer connection is closed and reopened on the next write")]
     public static partial void WriterDiscarded(ILogger logger, Exception exception);
+
+    [LoggerMessage(EventId = 4104, Level = LogLevel.Information, Message = "SQLite schema: added column {Table}.{Column} in {File} (the table was made by an older Saito)")]
+    public static partial void ColumnAdded(ILogger logger, string table, string column, string file);
 }

@@ -101,6 +101,11 @@ public sealed class SqliteReadingStore : IReadingStore
                     createdHere.Add(schemaObject.Name);
                 }
 
+                foreach (var added in SqliteSchema.AddedColumns.Where(a => tier == StorageTier.Hot && names.Contains(a.Table)))
+                {
+                    AddColumnIfMissing(connection, transaction, added, connections.File);
+                }
+
                 transaction.Commit();
             }
 
@@ -114,6 +119,25 @@ public sealed class SqliteReadingStore : IReadingStore
         }
 
         return new SchemaReport(created, existing);
+    }
+
+    /// <summary>A column a table made by an older Saito lacks (<see cref="SqliteSchema.AddedColumns"/>), added in the schema transaction.</summary>
+    private void AddColumnIfMissing(SqliteConnection connection, SqliteTransaction transaction, AddedColumn added, string file)
+    {
+        using var command = connection.CreateCommand();
+        command.Transaction = transaction;
+        command.CommandText = "SELECT count(*) FROM pragma_table_info($table) WHERE name = $column";
+        command.Parameters.AddWithValue("$table", added.Table);
+        command.Parameters.AddWithValue("$column", added.Column);
+        if ((long)command.ExecuteScalar()! > 0)
+        {
+            return;
+        }
+
+        command.Parameters.Clear();
+        command.CommandText = added.AddSql;
+        command.ExecuteNonQuery();
+        SqliteLog.ColumnAdded(_logger, added.Table, added.Column, file);
     }
 
     private static HashSet<string> ExistingNames(SqliteConnection connection, SqliteTransaction transaction)
@@ -306,7 +330,7 @@ public sealed class SqliteReadingStore : IReadingStore
         using var connection = _hot.Open();
         using var command = connection.CreateCommand();
         command.CommandText =
-            $"SELECT received_at, topic, client_id, reason, detail, payload FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT $limit";
+            $"SELECT received_at, topic, client_id, reason, detail, payload, payload_bytes FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT $limit";
         command.Parameters.AddWithValue("$limit", limit);
         using var reader = command.ExecuteReader();
         var letters = new List<DeadLetter>();
@@ -318,7 +342,8 @@ public sealed class SqliteReadingStore : IReadingStore
                 reader.IsDBNull(2) ? null : reader.GetString(2),
                 reader.GetString(3),
                 reader.GetString(4),
-                reader.GetString(5)));
+                reader.GetString(5),
+                reader.IsDBNull(6) ? null : (byte[])reader.GetValue(6)));
         }
 
         return letters;

@@ -107,7 +107,7 @@ public static class SqliteSchema
         ReadingTables.DeadLetterTable,
         SchemaObjectKind.Table,
         StorageTier.Hot,
-        "Messages (or single readings) Saito could not store as readings, with the reason. Newest: ORDER BY id DESC.",
+        SchemaScript.DeadLetterComment("ALTER TABLE dead_letter ADD COLUMN payload_bytes BLOB"),
         $"""
          CREATE TABLE IF NOT EXISTS {ReadingTables.DeadLetterTable} (
          {SchemaScript.Columns([
@@ -118,9 +118,14 @@ public static class SqliteSchema
              ("reason", "TEXT", "NOT NULL"),
              ("detail", "TEXT", "NOT NULL"),
              ("payload", "TEXT", "NOT NULL"),
+             ("payload_bytes", "BLOB", ""),
          ])}
          ) STRICT
          """);
+
+    /// <summary>Columns added after a table was first created (<see cref="AddedColumn"/>), added on start when missing.</summary>
+    public static IReadOnlyList<AddedColumn> AddedColumns { get; } =
+        [new(ReadingTables.DeadLetterTable, "payload_bytes", $"ALTER TABLE {ReadingTables.DeadLetterTable} ADD COLUMN payload_bytes BLOB")];
 
     private static readonly ReadingColumnTypes Types = new("BLOB", "NOT NULL PRIMARY KEY CHECK (length(id) = 16)", "INTEGER", "INTEGER", "REAL");
 

@@ -33,8 +33,8 @@ internal sealed class SqliteWriter : IDisposable
 
         _deadLetter = connection.CreateCommand();
         _deadLetter.CommandText =
-            $"INSERT INTO {ReadingTables.DeadLetterTable} (received_at, topic, client_id, reason, detail, payload) " +
-            "VALUES ($received_at, $topic, $client_id, $reason, $detail, $payload)";
+            $"INSERT INTO {ReadingTables.DeadLetterTable} (received_at, topic, client_id, reason, detail, payload, payload_bytes) " +
+            "VALUES ($received_at, $topic, $client_id, $reason, $detail, $payload, $payload_bytes)";
         _deadLetterParameters =
         [
             _deadLetter.Parameters.Add("$received_at", SqliteType.Integer),
@@ -43,6 +43,7 @@ internal sealed class SqliteWriter : IDisposable
             _deadLetter.Parameters.Add("$reason", SqliteType.Text),
             _deadLetter.Parameters.Add("$detail", SqliteType.Text),
             _deadLetter.Parameters.Add("$payload", SqliteType.Text),
+            _deadLetter.Parameters.Add("$payload_bytes", SqliteType.Blob),
         ];
         _deadLetter.Prepare();
 
@@ -120,6 +121,7 @@ internal sealed class SqliteWriter : IDisposable
                 p[3].Value = letter.Reason;
                 p[4].Value = letter.Detail;
                 p[5].Value = letter.Payload;
+                p[6].Value = (object?)letter.PayloadBytes ?? DBNull.Value;
                 _deadLetter.ExecuteNonQuery();
             }
         }

@@ -40,12 +40,25 @@ public sealed partial class ProtocolDocExamplesTests
             options.MaxReadingsPerMessage = int.Parse(maxReadings, CultureInfo.InvariantCulture);
         }
 
+        if (example.Attributes.TryGetValue("max-dead-letters", out string? maxDeadLetters))
+        {
+            options.MaxDeadLettersPerMessage = int.Parse(maxDeadLetters, CultureInfo.InvariantCulture);
+        }
+
+        if (example.Attributes.TryGetValue("max-new-devices", out string? maxNewDevices))
+        {
+            options.MaxNewDevicesPerHubPerHour = int.Parse(maxNewDevices, CultureInfo.InvariantCulture);
+        }
+
         if (example.Attributes.TryGetValue("max-payload-bytes", out string? maxBytes))
         {
             options.MaxPayloadBytes = int.Parse(maxBytes, CultureInfo.InvariantCulture);
         }
 
-        var (accepted, rejected, reasons) = Run(topic, Encoding.UTF8.GetBytes(payload), contentType, options, Doc.Value.ReceivedAt);
+        int newDevicesThisHour = example.Attributes.TryGetValue("new-devices-this-hour", out string? registered)
+            ? int.Parse(registered, CultureInfo.InvariantCulture)
+            : 0;
+        var (accepted, rejected, reasons) = Run(topic, Encoding.UTF8.GetBytes(payload), contentType, options, Doc.Value.ReceivedAt, newDevicesThisHour);
 
         string outcome = $"accepted={accepted} rejected={rejected} reasons={string.Join(",", reasons)} for {payload}";
         accepted.ShouldBe(int.Parse(example.Attributes["accepted"], CultureInfo.InvariantCulture), outcome);
@@ -105,11 +118,23 @@ public sealed partial class ProtocolDocExamplesTests
     }
 
     private static (int Accepted, int Rejected, IReadOnlyList<string> Reasons) Run(
-        string topic, byte[] payload, string? contentType, IngestionOptions options, DateTime receivedAt)
+        string topic, byte[] payload, string? contentType, IngestionOptions options, DateTime receivedAt, int newDevicesThisHour)
     {
         if (!SaitoTopicParser.TryParse(topic, options.TopicPrefix, out var parsed, out _))
         {
             return (0, 1, [DeadLetterReasons.BadTopic]);
+        }
+
+        // The example's device is new, and its hub registered newDevicesThisHour others in the last hour.
+        var limiter = new Saito.Ingestion.Pipeline.NewDeviceLimiter(options.MaxNewDevicesPerHubPerHour, TimeProvider.System);
+        for (int i = 0; i < newDevicesThisHour; i++)
+        {
+            limiter.TryAdmit(parsed.Hub).ShouldBeTrue();
+        }
+
+        if (!limiter.TryAdmit(parsed.Hub))
+        {
+            return (0, 1, [DeadLetterReasons.TooManyNewDevices]);
         }
 
         var parser = new ReadingParser(options, TimeProvider.System);

@@ -151,6 +151,8 @@ public sealed class RejectionTests
         var covered = Cases.Select(c => c.Reason).ToHashSet();
         covered.Add(DeadLetterReasons.PayloadTooLarge); // below
         covered.Add(DeadLetterReasons.TooManyReadings); // below
+        covered.Add(DeadLetterReasons.TooManyRejections); // below
+        covered.Add(DeadLetterReasons.TooManyNewDevices); // NewDeviceLimiterTests, RejectionLimitTests
         covered.Add(DeadLetterReasons.BadTopic); // SaitoTopicParserTests
         covered.Add(DeadLetterReasons.BadHello); // HelloParsingTests
 
@@ -168,8 +170,32 @@ public sealed class RejectionTests
 
         deadLetter.Reason.ShouldBe(DeadLetterReasons.PayloadTooLarge);
         deadLetter.Detail.ShouldContain($"{Encoding.UTF8.GetByteCount(payload)} bytes; at most 64");
+        deadLetter.Detail.ShouldContain($"its first {DeadLetter.MaxPayloadChars} bytes");
         deadLetter.Payload.Length.ShouldBe(DeadLetter.MaxPayloadChars);
         payload.ShouldStartWith(deadLetter.Payload);
+    }
+
+    [Fact]
+    public void Rejections_past_the_cap_are_one_summary_naming_their_count_and_commonest_reasons_and_holding_the_message()
+    {
+        var options = new IngestionOptions { MaxDeadLettersPerMessage = 3 };
+        string[] elements =
+        [
+            .. Enumerable.Repeat("0", 6), // wrong-type
+            .. Enumerable.Repeat($$"""{{{Ts}},"hr":999}""", 3), // out-of-range
+            $$"""{{{Ts}},"hr":72}""",
+            """{"ts":1,"hr":72}""", // timestamp-past
+        ];
+        string payload = "[" + string.Join(",", elements) + "]";
+
+        var outcome = Parse(payload, options: options);
+
+        outcome.Readings.ShouldHaveSingleItem().HeartRate.ShouldBe(72);
+        outcome.Reasons.ShouldBe([DeadLetterReasons.WrongType, DeadLetterReasons.WrongType, DeadLetterReasons.WrongType, DeadLetterReasons.TooManyRejections]);
+        var summary = outcome.DeadLetters[^1];
+        summary.Detail.ShouldContain("7 more reading(s) or record(s) of this message were rejected after the first 3 dead letters (Ingestion:MaxDeadLettersPerMessage)");
+        summary.Detail.ShouldContain("most common: out-of-range (3), wrong-type (3), timestamp-past (1)");
+        summary.OriginalPayload().ShouldBe(Encoding.UTF8.GetBytes(payload));
     }
 
     [Fact]

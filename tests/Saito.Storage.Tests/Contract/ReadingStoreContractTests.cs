@@ -1,5 +1,6 @@
 using System.Data.Common;
 using System.Diagnostics;
+using System.Text;
 using Saito.Storage.Keys;
 using Saito.Storage.Readings;
 
@@ -375,12 +376,12 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
     public async Task Dead_letters_are_stored_with_the_readings_and_read_back_newest_first()
     {
         var store = await NewStoreAsync(KeyStrategy.Natural);
-        string emojiAtTheCut = new string('x', DeadLetter.MaxPayloadChars - 1) + "\U0001F600 and more";
+        string longText = new string('x', DeadLetter.MaxPayloadChars - 1) + "\U0001F600 and more, not cut";
         var letters = new[]
         {
             new DeadLetter(TestReadings.Start.AddTicks(10), "saito/biosensor/SN-1", "client-1", "malformed-json", "Unexpected '}' at 17", "{\"hr\": 7}}"),
             new DeadLetter(TestReadings.Start.AddTicks(20), "saito/location/SN-2", null, "out-of-range", "x is NaN", "nul\0inside and \ud800 alone"),
-            new DeadLetter(TestReadings.Start.AddTicks(30), "saito/pressure/SN-3", "ĉliento-3", "too-large", "payload over 4096", emojiAtTheCut),
+            new DeadLetter(TestReadings.Start.AddTicks(30), "saito/pressure/SN-3", "ĉliento-3", "too-large", "payload over 4096", longText),
         };
 
         var result = await store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Pressure, 5), letters), Ct);
@@ -390,8 +391,57 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
         var read = await store.ReadDeadLettersAsync(10, Ct);
         read.ShouldBe(letters.Reverse().ToList());
         read[1].Payload.ShouldBe("nul\uFFFDinside and \uFFFD alone");
-        read[0].Payload.Length.ShouldBe(DeadLetter.MaxPayloadChars - 1);
+        read[0].Payload.ShouldBe(longText);
         (await store.ReadDeadLettersAsync(2, Ct)).Count.ShouldBe(2);
+    }
+
+    [Fact]
+    public async Task A_dead_letter_keeps_its_payload_byte_for_byte_whether_text_or_binary()
+    {
+        var store = await NewStoreAsync(KeyStrategy.Natural);
+        byte[] text = Encoding.UTF8.GetBytes("\uFEFF[" + string.Concat(Enumerable.Repeat("{\"note\":\"Zoë 体温 \U0001F600\"},", 400)) + "{}]");
+        byte[] binary = [.. Enumerable.Range(0, 24 * 256).Select(i => (byte)(i * 13)), 0xC3];
+        var letters = new[]
+        {
+            DeadLetter.FromPayload(TestReadings.Start, "saito/hub-1/wrist-1/biosensor", "c", "database-rejected", "refused", text),
+            DeadLetter.FromPayload(TestReadings.Start.AddTicks(10), "saito/hub-1/wrist-1", "c", "bad-topic", "no kind", binary),
+        };
+
+        await store.WriteAsync(TestReadings.Batch([], letters), Ct);
+
+        var read = await store.ReadDeadLettersAsync(10, Ct);
+        read.ShouldBe(letters.Reverse().ToList());
+        read[1].OriginalPayload().ShouldBe(text);
+        read[1].PayloadBytes.ShouldBeNull();
+        read[0].OriginalPayload().ShouldBe(binary);
+        read[0].Payload.Length.ShouldBeLessThanOrEqualTo(DeadLetter.MaxPayloadChars);
+    }
+
+    [Fact]
+    public async Task A_dead_letter_table_made_before_payload_bytes_gets_the_column_on_start_and_keeps_its_rows()
+    {
+        var storage = await FreshStorageAsync();
+        var old = Track(storage.CreateStore(KeyStrategy.Natural));
+        await old.EnsureSchemaAsync(Ct);
+        var before = new DeadLetter(TestReadings.Start, "saito/hub-1/wrist-1/biosensor", null, "malformed-json", "old", "{\"hr\":");
+        await old.WriteAsync(TestReadings.Batch([], [before]), Ct);
+        await using (var connection = await storage.OpenConnectionAsync(StorageTier.Hot, Ct))
+        await using (var drop = connection.CreateCommand())
+        {
+            // The table as an older Saito made it.
+            drop.CommandText = $"ALTER TABLE {ReadingTables.DeadLetterTable} DROP COLUMN payload_bytes";
+            await drop.ExecuteNonQueryAsync(Ct);
+        }
+
+        var upgraded = Track(storage.CreateStore(KeyStrategy.Natural));
+        var report = await upgraded.EnsureSchemaAsync(Ct);
+        await upgraded.EnsureSchemaAsync(Ct); // and again: nothing left to add
+        byte[] binary = [0, 1, 0xFF, 0xFE, (byte)'{'];
+        var after = DeadLetter.FromPayload(TestReadings.Start.AddTicks(10), "saito/hub-1/x", null, "bad-topic", "new", binary);
+        await upgraded.WriteAsync(TestReadings.Batch([], [after]), Ct);
+
+        report.Existing.ShouldContain(ReadingTables.DeadLetterTable);
+        (await upgraded.ReadDeadLettersAsync(10, Ct)).ShouldBe([after, before]);
     }
 
     [Fact]

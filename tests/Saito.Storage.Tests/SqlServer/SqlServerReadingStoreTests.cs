@@ -97,9 +97,9 @@ public sealed class SqlServerReadingStoreTests
 
         bulkCopy.DestinationTableName.ShouldBe("[dbo].[dead_letter]");
         var mapped = bulkCopy.ColumnMappings.Cast<SqlBulkCopyColumnMapping>().Select(m => m.DestinationColumn).ToList();
-        mapped.ShouldBe(["received_at", "topic", "client_id", "reason", "detail", "payload"]);
+        mapped.ShouldBe(["received_at", "topic", "client_id", "reason", "detail", "payload", "payload_bytes"]);
         using var source = new DeadLetterRowSource([]);
-        mapped.Select(source.GetOrdinal).ShouldBe(Enumerable.Range(0, 6));
+        mapped.Select(source.GetOrdinal).ShouldBe(Enumerable.Range(0, 7));
     }
 
     [Fact]

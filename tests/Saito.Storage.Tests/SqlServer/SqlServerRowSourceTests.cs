@@ -231,23 +231,43 @@ public sealed class SqlServerRowSourceTests
         {
             new DeadLetter(Received, "saito/hub-1/biosensor", "hub-1", "malformed-json", "unexpected end at 12", "{\"hr\": 6"),
             new DeadLetter(Received.AddSeconds(1), "saito/hub-2/location", clientId: null, "out-of-range", "x = 1e9 m", new string('p', DeadLetter.MaxPayloadChars)),
+            DeadLetter.FromPayload(Received.AddSeconds(2), "saito/hub-2", null, "bad-topic", "no kind", [0, 0xFF, 0x7B]),
         };
         using var source = new DeadLetterRowSource(letters);
         var columns = SqlServerSchema.DeadLetterColumns;
 
         var rows = ReadLikeSqlBulkCopy(source, columns);
 
-        rows.Count.ShouldBe(2);
+        rows.Count.ShouldBe(3);
         for (int i = 0; i < letters.Length; i++)
         {
             rows[i].ShouldBe(new object[]
             {
                 letters[i].ReceivedAt, letters[i].Topic, (object?)letters[i].ClientId ?? DBNull.Value, letters[i].Reason, letters[i].Detail, letters[i].Payload,
+                (object?)letters[i].PayloadBytes ?? DBNull.Value,
             });
         }
 
         source.GetFieldType(0).ShouldBe(typeof(DateTime));
         source.GetFieldType(5).ShouldBe(typeof(string));
+        source.GetFieldType(6).ShouldBe(typeof(byte[]));
+    }
+
+    [Fact]
+    public void Dead_letter_bytes_stream_through_GetStream_as_for_a_varbinary_max_column()
+    {
+        // With EnableStreaming and a varbinary(max) destination SqlBulkCopy asks for a Stream.
+        byte[] bytes = [0, 0xFF, 0xFE, 0x7B];
+        using var source = new DeadLetterRowSource([DeadLetter.FromPayload(Received, "t", null, "bad-topic", "d", bytes)]);
+        source.Read().ShouldBeTrue();
+        source.IsDBNull(6).ShouldBeFalse();
+        using var stream = source.GetStream(6);
+        using var copy = new MemoryStream();
+        stream.CopyTo(copy);
+        copy.ToArray().ShouldBe(bytes);
+        var buffer = new byte[2];
+        source.GetBytes(6, 2, buffer, 0, 2).ShouldBe(2);
+        buffer.ShouldBe(new byte[] { 0xFE, 0x7B });
     }
 
     [Fact]

@@ -175,8 +175,16 @@ public sealed class SqlServerSchemaTests
             step.Object.ShouldBe(SqlServerSchemaObject.Table);
             step.Name.ShouldBe(step.Target);
             step.Sql.ShouldStartWith($"IF OBJECT_ID(N'[dbo].[{step.Target}]', N'U') IS NULL\nBEGIN\n    CREATE TABLE [dbo].[{step.Target}] (");
-            step.Sql.ShouldEndWith("\nEND;");
+            step.Sql.ShouldEndWith(step.Target == "dead_letter" ? "\nEND;\n" + SqlServerSchema.AddDeadLetterPayloadBytes : "\nEND;");
         }
+    }
+
+    [Fact]
+    public void A_dead_letter_table_made_before_payload_bytes_gets_the_column_added_once()
+    {
+        SqlServerSchema.AddDeadLetterPayloadBytes.ShouldBe(
+            "IF COL_LENGTH(N'[dbo].[dead_letter]', N'payload_bytes') IS NULL\n    ALTER TABLE [dbo].[dead_letter] ADD [payload_bytes] varbinary(max) NULL;");
+        Default.CreateDeadLetterTable().ShouldContain("[payload_bytes] varbinary(max) NULL");
     }
 
     [Fact]
