@@ -73,6 +73,11 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
             Tls = { Enabled = _options.Tls, CaCertificatePath = _options.CaCertificatePath },
         };
         clientOptions.ThrowIfInvalid();
+        if (_options.SendsCredentialsInClear)
+        {
+            LogCredentialsInClear(_options.Host, _options.Port);
+        }
+
         _client = new MqttClient(clientOptions, _loggerFactory.CreateLogger<MqttClient>());
         await ConnectWithBackoffAsync(_client, stoppingToken);
         var qos = _options.QoS == 2 ? MqttQoS.ExactlyOnce : MqttQoS.AtLeastOnce;
@@ -209,4 +214,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
 
     [LoggerMessage(2306, LogLevel.Warning, "Disconnecting from the external broker failed")]
     private partial void LogDisconnectFailed(Exception exception);
+
+    [LoggerMessage(2307, LogLevel.Warning, "Sending the user name and password to {Host}:{Port} without TLS (Mqtt:External:AllowCredentialsWithoutTls=true): anyone on the network path can read them")]
+    private partial void LogCredentialsInClear(string host, int port);
 }
