@@ -38,7 +38,8 @@ public sealed class SaitoServer : IAsyncDisposable
 
     /// <param name="storage">where readings go; the server does not own it (several servers may share one)</param>
     /// <param name="settings">extra <c>Section:Key=value</c> settings</param>
-    public static async Task<SaitoServer> StartAsync(TestStorage storage, IEnumerable<string>? settings = null)
+    /// <param name="configure">passed to <see cref="SaitoApp.Build"/>: services a test adds to the real composition</param>
+    public static async Task<SaitoServer> StartAsync(TestStorage storage, IEnumerable<string>? settings = null, Action<WebApplicationBuilder>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(storage);
         for (int attempt = 1; ; attempt++)
@@ -54,7 +55,7 @@ public sealed class SaitoServer : IAsyncDisposable
                 .. storage.Settings.Select(s => "--" + s),
                 .. (settings ?? []).Select(s => "--" + s),
             ];
-            var app = SaitoApp.Build(args);
+            var app = SaitoApp.Build(args, configure);
             try
             {
                 await app.StartAsync();
