@@ -83,25 +83,8 @@ public sealed class ExternalBrokerFailureTests
     }
 
     /// <summary>Waits until Saito has tried the message and says on /health that it holds it.</summary>
-    private static async Task WaitForFailingHealthAsync(SaitoServer saito)
-    {
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        string body;
-        do
-        {
-            using var response = await saito.GetHealthAsync();
-            body = await response.Content.ReadAsStringAsync(TestContext.Current.CancellationToken);
-            if (response.StatusCode == HttpStatusCode.ServiceUnavailable && body.Contains("not acknowledged", StringComparison.Ordinal))
-            {
-                return;
-            }
-
-            await Task.Delay(100, TestContext.Current.CancellationToken);
-        }
-        while (DateTime.UtcNow < deadline);
-
-        throw new ShouldAssertException($"Saito did not report the message it could not store within 30 s; /health: {body}");
-    }
+    private static Task<string> WaitForFailingHealthAsync(SaitoServer saito) =>
+        saito.WaitForHealthAsync((code, body) => code == HttpStatusCode.ServiceUnavailable && body.Contains("not acknowledged", StringComparison.Ordinal));
 
     private static async Task RefuseWritesAsync(SqliteTestStorage storage, bool refuse)
     {

@@ -131,7 +131,7 @@ public sealed class HealthAccessTests
             Encoding.UTF8.GetBytes($"{{\"ts\":{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000},\"hr\":70}}"), MqttQoS.AtLeastOnce,
             cancellationToken: TestContext.Current.CancellationToken);
 
-        string local = await WaitForHealthAsync(saito, remoteAddress, null, body => body.Contains("locked", StringComparison.Ordinal));
+        string local = await saito.WaitForHealthAsync((_, body) => body.Contains("locked", StringComparison.Ordinal));
         local.ShouldContain("database writes failing");
 
         using var remote = await GetHealthAsync(saito, remoteAddress, IPAddress.Parse("198.51.100.23"));
@@ -150,26 +150,6 @@ public sealed class HealthAccessTests
         }
 
         (await held.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ReasonCode.ShouldBe(MqttReasonCode.Success);
-    }
-
-    private static async Task<string> WaitForHealthAsync(SaitoServer saito, RemoteAddress remote, IPAddress? from, Func<string, bool> condition)
-    {
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        string body;
-        do
-        {
-            using var response = await GetHealthAsync(saito, remote, from);
-            body = await response.Content.ReadAsStringAsync(TestContext.Current.CancellationToken);
-            if (condition(body))
-            {
-                return body;
-            }
-
-            await Task.Delay(100, TestContext.Current.CancellationToken);
-        }
-        while (DateTime.UtcNow < deadline);
-
-        throw new ShouldAssertException($"/health did not reach the expected state within 30 s; last answer: {body}");
     }
 
     private static async Task<HttpResponseMessage> GetHealthAsync(SaitoServer saito, RemoteAddress remote, IPAddress? from)

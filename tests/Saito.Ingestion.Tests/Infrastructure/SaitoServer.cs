@@ -93,6 +93,29 @@ public sealed class SaitoServer : IAsyncDisposable
         return await http.GetAsync(new Uri($"http://127.0.0.1:{HttpPort}/health"));
     }
 
+    /// <summary>Asks /health (as a caller on this machine) until its code and body meet <paramref name="condition"/>; returns the body.</summary>
+    public async Task<string> WaitForHealthAsync(Func<System.Net.HttpStatusCode, string, bool> condition, TimeSpan? timeout = null)
+    {
+        ArgumentNullException.ThrowIfNull(condition);
+        var deadline = DateTime.UtcNow + (timeout ?? TimeSpan.FromSeconds(30));
+        while (true)
+        {
+            using var response = await GetHealthAsync();
+            string body = await response.Content.ReadAsStringAsync();
+            if (condition(response.StatusCode, body))
+            {
+                return body;
+            }
+
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new Shouldly.ShouldAssertException($"/health did not reach the expected state in time; last answer {response.StatusCode}: {body}");
+            }
+
+            await Task.Delay(100);
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         await _app.StopAsync();
