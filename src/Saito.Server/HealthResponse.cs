@@ -6,11 +6,14 @@ namespace Saito.Server;
 
 /// <summary>
 /// /health as JSON a person and a monitor can both read: the overall status (200 for Healthy and Degraded, 503 for
-/// Unhealthy, as ASP.NET Core maps them), and each check's status, description and figures.
+/// Unhealthy, as ASP.NET Core maps them), and, for a caller on this machine (<see cref="HealthCallers.IsLocal"/>),
+/// each check's status, description and figures.
 /// <code>
 /// {"status":"Healthy","checks":{"mqtt":{"status":"Healthy","description":"MQTT broker running","data":{"connectedClients":3,...}},
 ///  "storage":{"status":"Healthy","description":"storing readings","data":{"queuedReadings":0,...}}}}
 /// </code>
+/// Any other caller gets <c>{"status":"Healthy"}</c> and the HTTP code only: descriptions can hold a database's error
+/// text (server names, paths, users) and the figures say how many devices and readings a school has.
 /// </summary>
 internal static class HealthResponse
 {
@@ -24,6 +27,18 @@ internal static class HealthResponse
         await using var json = new Utf8JsonWriter(buffer, new JsonWriterOptions { Indented = true });
         json.WriteStartObject();
         json.WriteString("status", report.Status.ToString());
+        if (HealthCallers.IsLocal(context))
+        {
+            WriteChecks(json, report);
+        }
+
+        json.WriteEndObject();
+        await json.FlushAsync(context.RequestAborted);
+        await context.Response.Body.WriteAsync(buffer.WrittenMemory, context.RequestAborted);
+    }
+
+    private static void WriteChecks(Utf8JsonWriter json, HealthReport report)
+    {
         json.WriteStartObject("checks");
         foreach (var (name, entry) in report.Entries)
         {
@@ -50,8 +65,5 @@ internal static class HealthResponse
         }
 
         json.WriteEndObject();
-        json.WriteEndObject();
-        await json.FlushAsync(context.RequestAborted);
-        await context.Response.Body.WriteAsync(buffer.WrittenMemory, context.RequestAborted);
     }
 }

@@ -13,11 +13,20 @@ namespace Saito.Ingestion.Hosting;
 /// readings are committed. Messages are ingested concurrently (up to <see cref="ExternalBrokerOptions.ReceiveMaximum"/>)
 /// and acknowledged in arrival order, as MQTT requires. If Saito stops or the connection drops before a commit,
 /// the message is not acknowledged and the broker sends it again (readings are stored once).
+/// <para>
+/// A message Saito fails to store for any reason (the database refusing even the dead letter, a bug, a cancellation)
+/// is never acknowledged, neither as a success nor as a refusal: a 3.1.1 acknowledgement has no reason code, so a
+/// refusal would go out as success, and a 5.0 broker drops a refused message. It is tried again with backoff while
+/// its connection lasts (its acknowledgement, and those after it, wait: the broker stops sending once
+/// <see cref="ExternalBrokerOptions.ReceiveMaximum"/> are waiting), and /health says so. If the connection drops or
+/// Saito stops first, the broker sends it again.
+/// </para>
 /// </summary>
 internal sealed partial class ExternalBrokerConsumer : BackgroundService
 {
     private readonly MessageIngestor _ingestor;
     private readonly ReadingWriterPool _writers;
+    private readonly StorageHealth _health;
     private readonly ExternalBrokerOptions _options;
     private readonly IngestionOptions _ingestion;
     private readonly TimeProvider _time;
@@ -27,7 +36,10 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
     private readonly HashSet<Task> _inflight = [];
     private MqttClient? _client;
 
-    public ExternalBrokerConsumer(MessageIngestor ingestor, ReadingWriterPool writers, IOptions<ExternalBrokerOptions> options,
+    private static readonly TimeSpan FirstRetryDelay = TimeSpan.FromMilliseconds(250);
+    private static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(10);
+
+    public ExternalBrokerConsumer(MessageIngestor ingestor, ReadingWriterPool writers, StorageHealth health, IOptions<ExternalBrokerOptions> options,
         IOptions<IngestionOptions> ingestion, TimeProvider timeProvider, ILoggerFactory loggerFactory)
     {
         ArgumentNullException.ThrowIfNull(options);
@@ -35,6 +47,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
         ArgumentNullException.ThrowIfNull(loggerFactory);
         _ingestor = ingestor;
         _writers = writers;
+        _health = health;
         _options = options.Value;
         _ingestion = ingestion.Value;
         _time = timeProvider;
@@ -62,7 +75,8 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
             ProtocolVersion = _options.ParsedProtocolVersion,
             ClientId = string.IsNullOrEmpty(_options.ClientId) ? $"saito-{Environment.MachineName}" : _options.ClientId,
             CleanStart = false,
-            SessionExpiry = TimeSpan.FromSeconds(_options.SessionExpirySeconds),
+            // 3.1.1 has no session expiry: clean session off keeps the session until the broker's own limit.
+            SessionExpiry = _options.ParsedProtocolVersion == MqttProtocolVersion.V500 ? TimeSpan.FromSeconds(_options.SessionExpirySeconds) : TimeSpan.Zero,
             KeepAlive = TimeSpan.FromSeconds(_options.KeepAliveSeconds),
             UserName = _options.UserName,
             Password = _options.Password,
@@ -73,6 +87,11 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
             Tls = { Enabled = _options.Tls, CaCertificatePath = _options.CaCertificatePath },
         };
         clientOptions.ThrowIfInvalid();
+        if (_options.SendsCredentialsInClear)
+        {
+            LogCredentialsInClear(_options.Host, _options.Port);
+        }
+
         _client = new MqttClient(clientOptions, _loggerFactory.CreateLogger<MqttClient>());
         await ConnectWithBackoffAsync(_client, stoppingToken);
         var qos = _options.QoS == 2 ? MqttQoS.ExactlyOnce : MqttQoS.AtLeastOnce;
@@ -91,7 +110,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
         {
             await foreach (var message in _client.Messages.ReadAllAsync(stoppingToken))
             {
-                var handling = HandleAsync(message);
+                var handling = HandleAsync(message, stoppingToken);
                 lock (_inflightLock)
                 {
                     if (!handling.IsCompleted)
@@ -151,24 +170,57 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
         }
     }
 
-    private async Task HandleAsync(MqttReceivedMessage message)
+    private async Task HandleAsync(MqttReceivedMessage message, CancellationToken stoppingToken)
     {
-        try
+        var inbound = new InboundMessage(message.Topic, message.Payload, null, message.Properties?.ContentType, _time.GetUtcNow().UtcDateTime);
+        var delay = FirstRetryDelay;
+        for (int attempt = 1; ; attempt++)
         {
-            var inbound = new InboundMessage(message.Topic, message.Payload, null, message.Properties?.ContentType, _time.GetUtcNow().UtcDateTime);
-            await _ingestor.IngestAsync(inbound, CancellationToken.None);
+            try
+            {
+                // Not cancelled by stoppingToken: what is queued is committed while the writers drain.
+                await _ingestor.IngestAsync(inbound, CancellationToken.None);
+            }
+            catch (IngestionStoppedException)
+            {
+                return; // Not acknowledged: the broker keeps it for our session and sends it again.
+            }
+            catch (Exception ex)
+            {
+                // Nothing in ingestion throws for bad input: this is the database refusing even the dead letter, or a
+                // bug. Acknowledging would lose the message (see the class remarks): hold it and try again.
+                if (stoppingToken.IsCancellationRequested || !message.IsConnectionOpen)
+                {
+                    LogGaveUp(ex, message.Topic, attempt);
+                    return;
+                }
+
+                _health.MarkFailing(_time.GetUtcNow(), $"a message on {message.Topic} could not be stored ({ex.GetType().Name}: {ex.Message}); not acknowledged, trying again");
+                if (attempt <= 3 || attempt % 20 == 0)
+                {
+                    LogFailed(ex, message.Topic, attempt, delay.TotalSeconds);
+                }
+
+                try
+                {
+                    await Task.Delay(delay, _time, stoppingToken);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+
+                delay = TimeSpan.FromTicks(Math.Min(MaxRetryDelay.Ticks, delay.Ticks * 2));
+                continue;
+            }
+
+            if (attempt > 1)
+            {
+                LogStoredAfterRetries(message.Topic, attempt);
+            }
+
             await message.AcknowledgeAsync();
-        }
-        catch (IngestionStoppedException)
-        {
-            // Not acknowledged: the broker keeps it for our session and sends it again.
-        }
-        catch (Exception ex)
-        {
-            // Nothing in ingestion throws for bad input; this is a bug or an unrecoverable database error. Refuse the
-            // message (5.0) rather than leave it unacknowledged, which would hold back every later acknowledgement.
-            LogFailed(ex, message.Topic);
-            await message.AcknowledgeAsync(MqttReasonCode.UnspecifiedError);
+            return;
         }
     }
 
@@ -201,12 +253,23 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
     [LoggerMessage(2303, LogLevel.Information, "Subscribed to {Filter} on {Host}:{Port} as {ClientId} ({Result})")]
     private partial void LogSubscribed(string filter, string host, int port, string clientId, string result);
 
-    [LoggerMessage(2304, LogLevel.Error, "Could not store a message on {Topic}; refused")]
-    private partial void LogFailed(Exception exception, string topic);
+    // 2304 ("Could not store a message on {Topic}; refused") is retired: such a message is no longer refused (2308).
 
     [LoggerMessage(2305, LogLevel.Warning, "Stopped with {Count} message(s) not yet committed; the broker will send them again")]
     private partial void LogUnacknowledged(int count);
 
     [LoggerMessage(2306, LogLevel.Warning, "Disconnecting from the external broker failed")]
     private partial void LogDisconnectFailed(Exception exception);
+
+    [LoggerMessage(2307, LogLevel.Warning, "Sending the user name and password to {Host}:{Port} without TLS (Mqtt:External:AllowCredentialsWithoutTls=true): anyone on the network path can read them")]
+    private partial void LogCredentialsInClear(string host, int port);
+
+    [LoggerMessage(2308, LogLevel.Error, "Could not store a message on {Topic} (attempt {Attempt}); not acknowledged, trying again in {DelaySeconds} s")]
+    private partial void LogFailed(Exception exception, string topic, int attempt, double delaySeconds);
+
+    [LoggerMessage(2309, LogLevel.Warning, "Stopped trying to store a message on {Topic} after {Attempts} attempt(s) (Saito is stopping or the connection closed); not acknowledged, the broker will send it again")]
+    private partial void LogGaveUp(Exception exception, string topic, int attempts);
+
+    [LoggerMessage(2310, LogLevel.Information, "Stored a message on {Topic} at attempt {Attempt}; acknowledged")]
+    private partial void LogStoredAfterRetries(string topic, int attempt);
 }

@@ -1,3 +1,4 @@
+using System.Net;
 using Microsoft.Extensions.Options;
 using Saito.Mqtt.Packets;
 
@@ -31,6 +32,13 @@ public sealed class ExternalBrokerOptions
 
     public bool Tls { get; set; }
 
+    /// <summary>
+    /// Lets Saito send <see cref="UserName"/> and <see cref="Password"/> to a broker that is not on this machine
+    /// with <see cref="Tls"/> off, where anyone on the network path can read them. Off by default: such a setting
+    /// stops Saito at start unless this says it is meant (a lab network, a broker behind a TLS-terminating tunnel).
+    /// </summary>
+    public bool AllowCredentialsWithoutTls { get; set; }
+
     /// <summary>CA certificate (PEM) that signed the broker's certificate; unset means the system's trust store.</summary>
     public string? CaCertificatePath { get; set; }
 
@@ -53,6 +61,25 @@ public sealed class ExternalBrokerOptions
     public int ReceiveMaximum { get; set; } = 1000;
 
     public int KeepAliveSeconds { get; set; } = 30;
+
+    /// <summary>A user name or password is set: something a listener on the network could take.</summary>
+    public bool HasCredentials => !string.IsNullOrEmpty(UserName) || !string.IsNullOrEmpty(Password);
+
+    /// <summary>
+    /// The credentials would cross a network in clear: they are set, TLS is off and the broker is not on this
+    /// machine. Refused at start unless <see cref="AllowCredentialsWithoutTls"/>.
+    /// </summary>
+    public bool SendsCredentialsInClear => HasCredentials && !Tls && !IsLoopbackHost(Host);
+
+    /// <summary>
+    /// <c>localhost</c> or a loopback address (<c>127.0.0.0/8</c>, <c>::1</c>): traffic that never leaves the machine.
+    /// Any other name counts as remote, even one that happens to resolve to a loopback address: what a name resolves
+    /// to can change after start.
+    /// </summary>
+    public static bool IsLoopbackHost(string? host) =>
+        host is { Length: > 0 }
+        && (string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase)
+            || (IPAddress.TryParse(host.Trim('[', ']'), out var address) && IPAddress.IsLoopback(address)));
 
     public MqttProtocolVersion ParsedProtocolVersion => ProtocolVersion switch
     {
@@ -95,6 +122,13 @@ public sealed class ExternalBrokerOptionsValidator : IValidateOptions<ExternalBr
         if (options.ReceiveMaximum is < 1 or > 65535)
         {
             failures.Add($"Mqtt:External:ReceiveMaximum must be 1-65535 (was {options.ReceiveMaximum}).");
+        }
+
+        if (options.SendsCredentialsInClear && !options.AllowCredentialsWithoutTls)
+        {
+            failures.Add($"Mqtt:External:Tls is off, so the user name and password for {options.Host} would cross the network in clear. " +
+                "Set Mqtt:External:Tls=true (and Mqtt:External:CaCertificatePath if the broker's certificate is not in the system's trust store), " +
+                "or, only on a network you trust, opt out with Mqtt:External:AllowCredentialsWithoutTls=true.");
         }
 
         if (options.CaCertificatePath is { Length: > 0 } ca && !File.Exists(ca))

@@ -10,7 +10,8 @@ namespace Saito.Ingestion.Hosting;
 /// writes are failing it also pings the database (a round trip of at most 2 s), so a database that went away while
 /// no readings arrived shows too.
 /// </summary>
-internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPool writers, DeviceRegistry registry, IReadingStore store, TimeProvider time) : IHealthCheck
+internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPool writers, DeviceRegistry registry, IReadingStore store, DiskSpaceGuard diskSpace,
+    TimeProvider time) : IHealthCheck
 {
     private static readonly TimeSpan PingTimeout = TimeSpan.FromSeconds(2);
 
@@ -52,6 +53,13 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
         if (writers.Ready.IsFaulted)
         {
             return HealthCheckResult.Unhealthy("the database could not be prepared: " + writers.Ready.Exception?.GetBaseException().Message, data: data);
+        }
+
+        if (diskSpace.Check() is { } shortage)
+        {
+            data["freeDiskMegabytes"] = shortage.FreeBytes / (1024 * 1024);
+            data["minFreeDiskMegabytes"] = shortage.MinimumBytes / (1024 * 1024);
+            return HealthCheckResult.Unhealthy(shortage.Describe(), data: data);
         }
 
         if (failingSince is { } since)

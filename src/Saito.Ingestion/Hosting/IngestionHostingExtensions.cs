@@ -43,6 +43,9 @@ public static class IngestionHostingExtensions
         services.AddSingleton<StorageHealth>();
         services.AddSingleton<StorageResilience>();
         services.AddSingleton<NewDeviceLimiter>();
+        services.AddOptions<DiskSpaceOptions>().BindConfiguration(DiskSpaceOptions.SectionName).ValidateOnStart();
+        services.AddSingleton<IValidateOptions<DiskSpaceOptions>, DiskSpaceOptionsValidator>();
+        services.AddSingleton<DiskSpaceGuard>();
         services.AddSingleton<DeviceRegistry>();
         services.AddSingleton(sp => new ReadingParser(sp.GetRequiredService<IOptions<IngestionOptions>>().Value, sp.GetRequiredService<TimeProvider>()));
         services.AddSingleton<ReadingWriterPool>();

@@ -34,12 +34,13 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly ILogger<ReadingWriterPool> _logger;
     private readonly Channel<PendingMessage> _queue;
     private readonly CapacityGate _gate;
+    private readonly DiskSpaceGuard _diskSpace;
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _abandon = new();
     private long _queuedMessages;
 
     public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
-        IngestionMetrics metrics, StorageResilience resilience, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger)
+        IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(resilience);
@@ -49,6 +50,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         _health = health;
         _metrics = metrics;
         _retry = resilience.Pipeline;
+        _diskSpace = diskSpace;
         _time = timeProvider;
         _logger = logger;
         _queue = Channel.CreateUnbounded<PendingMessage>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
@@ -235,6 +237,8 @@ public sealed partial class ReadingWriterPool : BackgroundService
         long started = Stopwatch.GetTimestamp();
         try
         {
+            // Below the free-space watermark, wait (the queue fills, publishers wait) rather than fail mid-write.
+            await _diskSpace.WaitForSpaceAsync(abandon);
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
             _health.MarkSucceeded(_time.GetUtcNow());
             _metrics.Committed(result.Inserted, Math.Max(0, result.Duplicates), batch.ReadingCount, Stopwatch.GetElapsedTime(started).TotalSeconds);

@@ -47,6 +47,12 @@ public sealed class MqttReceivedMessage
 
     public bool IsAcknowledged { get; internal set; }
 
+    /// <summary>
+    /// False once the connection this message came in on has closed: an acknowledgement can no longer reach the
+    /// broker, and a broker holding the session sends the message again on the next connection.
+    /// </summary>
+    public bool IsConnectionOpen => Connection is not { IsClosed: true };
+
     internal MqttClientConnection? Connection { get; }
 
     internal PendingAck? Ack { get; set; }

@@ -155,7 +155,7 @@ public sealed class ExternalBrokerTests
         }
     }
 
-    private static async Task WaitForSubscriptionAsync(SaitoServer saito)
+    internal static async Task WaitForSubscriptionAsync(SaitoServer saito)
     {
         var consumer = (Hosting.ExternalBrokerConsumer)saito.Services.GetService(typeof(Hosting.ExternalBrokerConsumer))!;
         var deadline = DateTime.UtcNow.AddSeconds(30);

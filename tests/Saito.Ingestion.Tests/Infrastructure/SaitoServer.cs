@@ -38,7 +38,8 @@ public sealed class SaitoServer : IAsyncDisposable
 
     /// <param name="storage">where readings go; the server does not own it (several servers may share one)</param>
     /// <param name="settings">extra <c>Section:Key=value</c> settings</param>
-    public static async Task<SaitoServer> StartAsync(TestStorage storage, IEnumerable<string>? settings = null)
+    /// <param name="configure">passed to <see cref="SaitoApp.Build"/>: services a test adds to the real composition</param>
+    public static async Task<SaitoServer> StartAsync(TestStorage storage, IEnumerable<string>? settings = null, Action<WebApplicationBuilder>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(storage);
         for (int attempt = 1; ; attempt++)
@@ -54,7 +55,7 @@ public sealed class SaitoServer : IAsyncDisposable
                 .. storage.Settings.Select(s => "--" + s),
                 .. (settings ?? []).Select(s => "--" + s),
             ];
-            var app = SaitoApp.Build(args);
+            var app = SaitoApp.Build(args, configure);
             try
             {
                 await app.StartAsync();
@@ -90,6 +91,29 @@ public sealed class SaitoServer : IAsyncDisposable
     {
         using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
         return await http.GetAsync(new Uri($"http://127.0.0.1:{HttpPort}/health"));
+    }
+
+    /// <summary>Asks /health (as a caller on this machine) until its code and body meet <paramref name="condition"/>; returns the body.</summary>
+    public async Task<string> WaitForHealthAsync(Func<System.Net.HttpStatusCode, string, bool> condition, TimeSpan? timeout = null)
+    {
+        ArgumentNullException.ThrowIfNull(condition);
+        var deadline = DateTime.UtcNow + (timeout ?? TimeSpan.FromSeconds(30));
+        while (true)
+        {
+            using var response = await GetHealthAsync();
+            string body = await response.Content.ReadAsStringAsync();
+            if (condition(response.StatusCode, body))
+            {
+                return body;
+            }
+
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new Shouldly.ShouldAssertException($"/health did not reach the expected state in time; last answer {response.StatusCode}: {body}");
+            }
+
+            await Task.Delay(100);
+        }
     }
 
     public async ValueTask DisposeAsync()

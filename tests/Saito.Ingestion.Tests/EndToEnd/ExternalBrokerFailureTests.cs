@@ -1,0 +1,102 @@
+using System.Net;
+using System.Text;
+using Microsoft.Data.Sqlite;
+using Saito.Ingestion.Tests.Infrastructure;
+using Saito.Mqtt.Client;
+using Saito.Mqtt.Packets;
+using Saito.Mqtt.Tests.Infrastructure;
+using Saito.Storage.Readings;
+
+namespace Saito.Ingestion.Tests.EndToEnd;
+
+/// <summary>
+/// <c>Mqtt:Mode=external</c> behind a real Mosquitto, when Saito cannot store a message: it never acknowledges it, so
+/// nothing is lost, and the message is stored once the cause is gone.
+/// <para>
+/// The failure is real SQLite refusing every write, made the way a DBA could: triggers that abort any insert into
+/// the biosensor table and into dead_letter (so not even the dead letter Saito falls back to can be stored). It is
+/// not transient to Saito (SQLITE_CONSTRAINT), so it reaches the consumer as an unexpected error; dropping the
+/// triggers removes the cause.
+/// </para>
+/// </summary>
+public sealed class ExternalBrokerFailureTests
+{
+    [Theory]
+    [InlineData("3.1.1")]
+    [InlineData("5.0")]
+    public async Task A_message_saito_cannot_store_is_not_acknowledged_and_is_stored_once_the_cause_is_gone(string protocolVersion)
+    {
+        await using var mosquitto = await MosquittoInstance.StartAsync();
+        await using var storage = new SqliteTestStorage();
+        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-refused", protocolVersion));
+        await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
+        await RefuseWritesAsync(storage, refuse: true);
+
+        await PublishReadingAsync(mosquitto, "wrist-refused");
+        await WaitForFailingHealthAsync(saito);
+        (await saito.Store.CountAsync(ReadingKind.Biosensor, Storage.StorageTier.Hot, TestContext.Current.CancellationToken)).ShouldBe(0);
+
+        await RefuseWritesAsync(storage, refuse: false);
+
+        (await saito.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
+        (await saito.GetHealthAsync()).StatusCode.ShouldBe(HttpStatusCode.OK, "healthy again once the message is stored");
+    }
+
+    [Fact]
+    public async Task A_message_saito_could_not_store_before_it_stopped_is_sent_again_by_the_broker_and_stored_by_the_next_start()
+    {
+        // If Saito had acknowledged the message while failing (as success, or as a 5.0 refusal), Mosquitto would have
+        // forgotten it, and the next Saito with the same session would never see it.
+        await using var mosquitto = await MosquittoInstance.StartAsync();
+        await using var storage = new SqliteTestStorage();
+        await using (var first = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0")))
+        {
+            await ExternalBrokerTests.WaitForSubscriptionAsync(first);
+            await RefuseWritesAsync(storage, refuse: true);
+            await PublishReadingAsync(mosquitto, "wrist-redelivered");
+            await WaitForFailingHealthAsync(first);
+        }
+
+        await RefuseWritesAsync(storage, refuse: false);
+        await using var second = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0"));
+
+        (await second.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
+    }
+
+    private static string[] Settings(MosquittoInstance mosquitto, string clientId, string protocolVersion) =>
+    [
+        "Mqtt:Mode=external",
+        "Mqtt:External:Host=127.0.0.1",
+        $"Mqtt:External:Port={mosquitto.Port}",
+        $"Mqtt:External:ClientId={clientId}",
+        $"Mqtt:External:ProtocolVersion={protocolVersion}",
+    ];
+
+    private static async Task PublishReadingAsync(MosquittoInstance mosquitto, string device)
+    {
+        await using var hub = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = mosquitto.Port });
+        await hub.ConnectAsync(TestContext.Current.CancellationToken);
+        var result = await hub.PublishAsync($"saito/hub-1/{device}/biosensor",
+            Encoding.UTF8.GetBytes($"{{\"ts\":{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000},\"hr\":71}}"), MqttQoS.AtLeastOnce,
+            cancellationToken: TestContext.Current.CancellationToken);
+        result.ReasonCode.ShouldBe(MqttReasonCode.Success, "Mosquitto took the message and has a subscriber for it");
+    }
+
+    /// <summary>Waits until Saito has tried the message and says on /health that it holds it.</summary>
+    private static Task<string> WaitForFailingHealthAsync(SaitoServer saito) =>
+        saito.WaitForHealthAsync((code, body) => code == HttpStatusCode.ServiceUnavailable && body.Contains("not acknowledged", StringComparison.Ordinal));
+
+    private static async Task RefuseWritesAsync(SqliteTestStorage storage, bool refuse)
+    {
+        await using var connection = new SqliteConnection($"Data Source={storage.HotFile};Pooling=False");
+        await connection.OpenAsync(TestContext.Current.CancellationToken);
+        await using var command = connection.CreateCommand();
+        command.CommandText = refuse
+            ? """
+              CREATE TRIGGER refuse_biosensor BEFORE INSERT ON reading_biosensor BEGIN SELECT RAISE(ABORT, 'writes refused by the test'); END;
+              CREATE TRIGGER refuse_dead_letter BEFORE INSERT ON dead_letter BEGIN SELECT RAISE(ABORT, 'writes refused by the test'); END;
+              """
+            : "DROP TRIGGER refuse_biosensor; DROP TRIGGER refuse_dead_letter;";
+        await command.ExecuteNonQueryAsync(TestContext.Current.CancellationToken);
+    }
+}
