@@ -55,12 +55,15 @@ internal static class Commands
     /// <summary>
     /// One afl-fuzz target process: SharpFuzz runs each input afl-fuzz hands it and reports the branches taken in
     /// the instrumented Saito assemblies. Out of process, so that a stack overflow is a crash and not the end.
-    /// An exception escaping <see cref="FuzzTarget.Run"/> is the crash afl-fuzz records.
+    /// An exception escaping <see cref="FuzzTarget.Run"/> is the crash afl-fuzz records. The target is made inside
+    /// the action: instrumented code must not run before SharpFuzz has set up afl-fuzz's shared memory.
     /// </summary>
-    public static int RunUnderAfl(FuzzTarget target)
+    public static int RunUnderAfl(string name)
     {
+        FuzzTarget? target = null;
         SharpFuzz.Fuzzer.OutOfProcess.Run(stream =>
         {
+            target ??= FuzzTarget.Create(name);
             using var buffer = new MemoryStream();
             stream.CopyTo(buffer);
             target.Run(buffer.GetBuffer().AsSpan(0, (int)buffer.Length));

@@ -20,11 +20,18 @@ var root = new RootCommand("Fuzzes Saito's MQTT decoder and payload parsers; see
 root.SetAction(parse =>
 {
     string name = parse.GetValue(target)!;
-    if (FuzzTarget.Find(name) is not { } chosen)
+    if (!FuzzTarget.Names.Contains(name))
     {
-        Console.Error.WriteLine($"Unknown target '{name}': {string.Join(", ", FuzzTarget.All.Select(t => t.Name))}");
+        Console.Error.WriteLine($"Unknown target '{name}': {string.Join(", ", FuzzTarget.Names)}");
         return 2;
     }
+
+    if (parse.GetValue(afl))
+    {
+        return Commands.RunUnderAfl(name);
+    }
+
+    var chosen = FuzzTarget.Create(name);
 
     if (parse.GetValue(writeSeeds) is { } seedFolder)
     {
@@ -34,11 +41,6 @@ root.SetAction(parse =>
     if (parse.GetValue(repro) is { } path)
     {
         return Commands.Reproduce(chosen, path);
-    }
-
-    if (parse.GetValue(afl))
-    {
-        return Commands.RunUnderAfl(chosen);
     }
 
     var duration = TimeSpan.FromSeconds(Math.Max(1, parse.GetValue(seconds)));

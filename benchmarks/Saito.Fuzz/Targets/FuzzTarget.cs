@@ -7,7 +7,18 @@ namespace Saito.Fuzz.Targets;
 /// </summary>
 internal abstract class FuzzTarget
 {
-    public static IReadOnlyList<FuzzTarget> All { get; } = [new MqttPacketTarget(), PayloadTarget.SaitoJson(), PayloadTarget.SenML()];
+    /// <summary>
+    /// Targets by name, made on demand: under afl-fuzz no Saito code (instrumented) may run before SharpFuzz has
+    /// set up its shared memory, so a target is created inside the fuzzing action, not at start.
+    /// </summary>
+    private static readonly (string Name, Func<FuzzTarget> Create)[] Catalogue =
+    [
+        ("mqtt-packet", () => new MqttPacketTarget()),
+        ("saito-json", PayloadTarget.SaitoJson),
+        ("senml", PayloadTarget.SenML),
+    ];
+
+    public static IEnumerable<string> Names => Catalogue.Select(c => c.Name);
 
     /// <summary>The name on the command line: <c>mqtt-packet</c>, <c>saito-json</c>, <c>senml</c>.</summary>
     public abstract string Name { get; }
@@ -30,7 +41,8 @@ internal abstract class FuzzTarget
     /// </summary>
     public abstract string Run(ReadOnlySpan<byte> input);
 
-    public static FuzzTarget? Find(string name) => All.FirstOrDefault(t => t.Name == name);
+    /// <summary>A new instance of the target of that name (see <see cref="Names"/>).</summary>
+    public static FuzzTarget Create(string name) => Catalogue.First(c => c.Name == name).Create();
 
     /// <summary>
     /// A message with what varies from input to input taken out (digits, hex after 0x, quoted text), so that
