@@ -1,5 +1,4 @@
 using System.Security.Cryptography;
-using System.Text;
 
 namespace Saito.Fuzz;
 
@@ -54,7 +53,7 @@ internal sealed class CrashStore
         string name = $"{kind}-{Fingerprint(input)[..12]}";
         string path = Path.Combine(_directory, name + ".bin");
         File.WriteAllBytes(path, input);
-        File.WriteAllText(Path.Combine(_directory, name + ".txt"), $"{identity}\n{input.Length} bytes\n\n{report}\n", Encoding.UTF8);
+        File.WriteAllText(Path.Combine(_directory, name + ".txt"), $"{identity}\n{input.Length} bytes\n\n{report}\n");
         Saved++;
         return path;
     }
