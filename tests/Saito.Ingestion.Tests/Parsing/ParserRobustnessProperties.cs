@@ -15,7 +15,7 @@ public sealed class ParserRobustnessProperties
 {
     private static readonly Config Runs = Config.QuickThrowOnFailure.WithMaxTest(2_000).WithQuietOnSuccess(true);
 
-    private static readonly Gen<ReadingKind> Kinds = Gen.Elements(ReadingKind.Biosensor, ReadingKind.Location, ReadingKind.Pressure);
+    internal static readonly Gen<ReadingKind> Kinds = Gen.Elements(ReadingKind.Biosensor, ReadingKind.Location, ReadingKind.Pressure);
 
     private static readonly Gen<string?> ContentTypes = Gen.Elements<string?>(null, null, "application/json", "application/senml+json", "text/plain");
 
@@ -87,7 +87,7 @@ public sealed class ParserRobustnessProperties
         }));
     }
 
-    private static ParseOutcome ParseAndCheck(byte[] payload, ReadingKind kind, string? contentType)
+    internal static ParseOutcome ParseAndCheck(byte[] payload, ReadingKind kind, string? contentType)
     {
         var outcome = ParserHarness.Parse(payload, kind, contentType);
 

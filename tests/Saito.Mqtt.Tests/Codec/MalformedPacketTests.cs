@@ -474,7 +474,7 @@ public sealed class MalformedPacketTests
     // ---- Byte builders ---------------------------------------------------------------------------
 
     /// <summary>A packet: the header byte, the remaining length, then the parts.</summary>
-    private static byte[] Packet(byte header, params byte[][] parts)
+    internal static byte[] Packet(byte header, params byte[][] parts)
     {
         byte[] body = [.. parts.SelectMany(p => p)];
         return [header, .. VariableByteInteger(body.Length), .. body];
@@ -487,15 +487,15 @@ public sealed class MalformedPacketTests
     /// <summary>An empty property set in 5.0, nothing in 3.1.1.</summary>
     private static byte[] Props(MqttProtocolVersion version) => version == V500 ? [0x00] : [];
 
-    private static byte[] U16(int value) => [(byte)(value >> 8), (byte)value];
+    internal static byte[] U16(int value) => [(byte)(value >> 8), (byte)value];
 
-    private static byte[] Str(string value)
+    internal static byte[] Str(string value)
     {
         byte[] utf8 = Encoding.UTF8.GetBytes(value);
         return [.. U16(utf8.Length), .. utf8];
     }
 
-    private static byte[] VariableByteInteger(int value)
+    internal static byte[] VariableByteInteger(int value)
     {
         var bytes = new List<byte>();
         do
