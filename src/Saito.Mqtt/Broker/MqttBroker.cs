@@ -348,6 +348,7 @@ public sealed partial class MqttBroker : BackgroundService
             session.QueuedBytes = 0;
             session.Inflight.Clear();
             session.InboundQoS2.Clear();
+            session.InboundQoS2Pending.Clear();
         }
 
         var will = session.DelayedWill;

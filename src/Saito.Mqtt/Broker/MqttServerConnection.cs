@@ -436,10 +436,22 @@ internal sealed partial class MqttServerConnection
         {
             bool duplicate;
             int awaitingRelease;
+            PendingAck? original;
             lock (session.Sync)
             {
                 duplicate = !session.InboundQoS2.Add(publish.PacketId);
                 awaitingRelease = session.InboundQoS2.Count;
+                session.InboundQoS2Pending.TryGetValue(publish.PacketId, out original);
+            }
+
+            if (duplicate && original is { Completion: { } first } && !first.Task.IsCompleted)
+            {
+                // The first copy (on this or an earlier connection of the session) still waits for its commit: the
+                // PUBREC for this copy goes out with that verdict, in order, never before the data is safe.
+                var follower = new PendingAck(publish.PacketId, publish.QoS, 0);
+                await EnqueueAckAsync(follower, token);
+                _broker.Track(FollowAsync(first.Task, follower));
+                return;
             }
 
             if (duplicate)
@@ -461,7 +473,18 @@ internal sealed partial class MqttServerConnection
         var message = MqttMessage.Create(topic, payload, publish.QoS, publish.Retain, properties, session, now);
         _broker.Route(message, now);
 
-        var pending = new PendingAck(publish.PacketId, publish.QoS, payload.Length);
+        var pending = new PendingAck(publish.PacketId, publish.QoS, payload.Length)
+        {
+            Completion = publish.QoS == MqttQoS.ExactlyOnce ? new TaskCompletionSource<MqttPublishVerdict>(TaskCreationOptions.RunContinuationsAsynchronously) : null,
+        };
+        if (pending.Completion is not null)
+        {
+            lock (session.Sync)
+            {
+                session.InboundQoS2Pending[publish.PacketId] = pending;
+            }
+        }
+
         await EnqueueAckAsync(pending, token);
         var hook = _broker.PublishHook;
         if (hook is null)
@@ -524,8 +547,31 @@ internal sealed partial class MqttServerConnection
     {
         pending.Verdict = verdict;
         pending.Done = true;
+        if (pending.Completion is { } completion && Session is { } session)
+        {
+            lock (session.Sync)
+            {
+                if (session.InboundQoS2Pending.TryGetValue(pending.PacketId, out var current) && ReferenceEquals(current, pending))
+                {
+                    session.InboundQoS2Pending.Remove(pending.PacketId);
+                }
+
+                if (!verdict.IsSuccess)
+                {
+                    // Not stored: a copy sent again must be handled afresh, not acknowledged as a duplicate.
+                    session.InboundQoS2.Remove(pending.PacketId);
+                }
+            }
+
+            completion.TrySetResult(verdict);
+        }
+
         Signal();
     }
+
+    /// <summary>Completes <paramref name="follower"/> with the first copy's verdict when it lands (a completion source never faults here).</summary>
+    private Task FollowAsync(Task<MqttPublishVerdict> first, PendingAck follower) =>
+        first.ContinueWith(t => Complete(follower, t.Result), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
 
     /// <summary>
     /// A publish the broker refuses before routing (topic over a limit, denied by the ACL). 5.0: a negative

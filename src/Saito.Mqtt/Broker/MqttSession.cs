@@ -98,6 +98,12 @@ internal sealed class MqttSession
     /// <summary>Inbound QoS 2 packet ids whose PUBLISH arrived and whose PUBREL has not (method A: the message was routed once).</summary>
     public HashSet<ushort> InboundQoS2 { get; } = [];
 
+    /// <summary>
+    /// Inbound QoS 2 publishes whose hook verdict (the commit) is still pending, by packet id: a DUP that arrives on a
+    /// resumed session meanwhile gets its PUBREC only when that verdict is in, never before the data is safe.
+    /// </summary>
+    public Dictionary<ushort, PendingAck> InboundQoS2Pending { get; } = [];
+
     public MqttServerConnection? Connection { get; set; }
 
     /// <summary>Seconds the session outlives its connection: 0 ends it with the connection, uint.MaxValue never.</summary>

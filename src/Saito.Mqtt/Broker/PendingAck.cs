@@ -26,6 +26,9 @@ internal sealed class PendingAck
     public volatile bool Done;
 
     public MqttPublishVerdict Verdict { get; set; }
+
+    /// <summary>Completes with the verdict (QoS 2 only: a DUP on a resumed session waits on it). Null for QoS 0 and 1.</summary>
+    public TaskCompletionSource<MqttPublishVerdict>? Completion { get; init; }
 }
 
 /// <summary>A 3.1.1 publish the broker refuses (topic limit, ACL): 3.1.1 has no negative acknowledgement, so the connection closes.</summary>

@@ -29,6 +29,9 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
 
     public BrokerEndpoint Endpoint => new("saito", "127.0.0.1", Port, TlsPort, TestCertificates.Instance.CaCertificatePath, $"ws://127.0.0.1:{HttpPort}/mqtt");
 
+    /// <summary>The SQLite file the server stores readings in (hot tier).</summary>
+    public string HotDatabase => Path.Combine(_dataDirectory, "hot", "saito-hot.db");
+
     public MqttBroker Broker => _app.Services.GetRequiredService<MqttBroker>();
 
     public IServiceProvider Services => _app.Services;
