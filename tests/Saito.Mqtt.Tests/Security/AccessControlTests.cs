@@ -1,4 +1,6 @@
 using System.Diagnostics;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Options;
@@ -25,8 +27,39 @@ public sealed class AccessControlTests : IAsyncLifetime
 
     private SaitoBrokerInstance Saito => _saito!;
 
-    public async ValueTask InitializeAsync() =>
-        _saito = await SaitoBrokerInstance.StartAsync(["Mqtt:AllowAnonymous=false", $"Security:CredentialsFile={CredentialsFile}"]);
+    private string HubCaPath => Path.Combine(_directory, "hub-ca.crt");
+
+    public async ValueTask InitializeAsync()
+    {
+        // The CA whose certificates identify hubs (Mqtt:ClientCaPath); its key signs client certificates in the test.
+        _hubCaKey = RSA.Create(2048);
+        var request = new CertificateRequest("CN=Saito Hubs CA", _hubCaKey, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
+        request.CertificateExtensions.Add(new X509BasicConstraintsExtension(true, false, 0, true));
+        request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign, true));
+        _hubCa = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(1));
+        await File.WriteAllTextAsync(HubCaPath, _hubCa.ExportCertificatePem(), Token);
+        _saito = await SaitoBrokerInstance.StartAsync(["Mqtt:AllowAnonymous=false", $"Security:CredentialsFile={CredentialsFile}", $"Mqtt:ClientCaPath={HubCaPath}"]);
+    }
+
+    private RSA? _hubCaKey;
+    private X509Certificate2? _hubCa;
+
+    /// <summary>A client certificate for <paramref name="name"/> signed by <paramref name="issuer"/> (or self-signed), as PEM files.</summary>
+    private (string Cert, string Key) ClientCertificate(string name, X509Certificate2? issuer, string file)
+    {
+        using var key = RSA.Create(2048);
+        var request = new CertificateRequest($"CN={name}", key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.2")], false));
+        var now = DateTimeOffset.UtcNow;
+        using var cert = issuer is null
+            ? request.CreateSelfSigned(now.AddDays(-1), now.AddYears(1))
+            : request.Create(issuer.SubjectName, X509SignatureGenerator.CreateForRSA(_hubCaKey!, RSASignaturePadding.Pkcs1), now.AddDays(-1), now.AddYears(1), RandomNumberGenerator.GetBytes(16));
+        string certPath = Path.Combine(_directory, file + ".crt");
+        string keyPath = Path.Combine(_directory, file + ".key");
+        File.WriteAllText(certPath, cert.ExportCertificatePem());
+        File.WriteAllText(keyPath, key.ExportPkcs8PrivateKeyPem());
+        return (certPath, keyPath);
+    }
 
     public async ValueTask DisposeAsync()
     {
@@ -35,6 +68,8 @@ public sealed class AccessControlTests : IAsyncLifetime
             await _saito.DisposeAsync();
         }
 
+        _hubCa?.Dispose();
+        _hubCaKey?.Dispose();
         Directory.Delete(_directory, recursive: true);
     }
 
@@ -180,6 +215,27 @@ public sealed class AccessControlTests : IAsyncLifetime
             "-h", "127.0.0.1", "-p", Saito.Port.ToString(System.Globalization.CultureInfo.InvariantCulture), "-u", "viewer", "-P", secret,
             "-t", "saito/#", "-V", "mqttv5", "-W", "5");
         result.Output.ShouldContain("denied");
+    }
+
+    [Fact]
+    public async Task A_hub_certificate_from_the_configured_ca_signs_in_and_one_from_elsewhere_does_not()
+    {
+        Cli("hubs", "add", "hub-5");
+        var genuine = ClientCertificate("hub-5", _hubCa, "hub-5");
+        var rogue = ClientCertificate("hub-5", issuer: null, "rogue");
+        string[] Tls((string Cert, string Key) c) =>
+        [
+            "-h", "127.0.0.1", "-p", Saito.TlsPort.ToString(System.Globalization.CultureInfo.InvariantCulture), "--cafile", TestCertificates.Instance.CaCertificatePath,
+            "--cert", c.Cert, "--key", c.Key, "-q", "1", "-t", "saito/hub-5/w/biosensor", "-m", "{\"hr\":72}",
+        ];
+
+        var ok = await RunAsync(ExternalClientSettings.MosquittoPub, Tls(genuine));
+        ok.ExitCode.ShouldBe(0, ok.Output);
+        var refused = await RunAsync(ExternalClientSettings.MosquittoPub, Tls(rogue));
+        refused.ExitCode.ShouldNotBe(0, "a certificate that does not chain to Mqtt:ClientCaPath fails the handshake");
+
+        Cli("hubs", "disable", "hub-5");
+        (await RunAsync(ExternalClientSettings.MosquittoPub, Tls(genuine))).ExitCode.ShouldNotBe(0, "a disabled hub's certificate no longer signs in");
     }
 
     [Fact]
