@@ -46,6 +46,21 @@ public sealed class RobustnessTests
         Check.One(Runs, Prop.ForAll(Arb.From(mutated), bytes => DecodeTolerantly(bytes, version)));
     }
 
+    [Fact]
+    public void The_topic_cache_holds_at_most_its_character_budget_however_long_the_topics()
+    {
+        var cache = new MqttTopicCache(capacity: 1000, maxChars: 10_000);
+        for (int i = 0; i < 100; i++)
+        {
+            string topic = new string('x', 1000) + i.ToString(System.Globalization.CultureInfo.InvariantCulture);
+            cache.GetOrAdd(topic).ShouldBe(topic, "an uncached topic is still returned whole");
+        }
+
+        cache.Chars.ShouldBeLessThanOrEqualTo(10_000);
+        cache.Count.ShouldBe(9);
+        ReferenceEquals(cache.GetOrAdd("x"), cache.GetOrAdd("x")).ShouldBeTrue("short topics still fit and are interned");
+    }
+
     [Theory]
     [MemberData(nameof(Versions))]
     public void Mutated_publish_on_the_copy_free_path_raises_nothing_but_a_protocol_exception(MqttProtocolVersion version)
