@@ -1,5 +1,4 @@
 using System.Text;
-using Microsoft.Data.Sqlite;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.Infrastructure;
@@ -16,18 +15,9 @@ public sealed class HeldBytesTests
     {
         await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxPendingBytesPerClient=4096", "Storage:CommandTimeoutSeconds=1"]);
         string device = "held-" + Guid.NewGuid().ToString("N")[..8];
-        await using (var warm = await RawMqttConnection.OpenAsync(saito.Endpoint, Token))
-        {
-            await warm.ConnectAsync(MqttProtocolVersion.V500, "warm-" + device);
-            await warm.SendAsync(new PublishPacket { Topic = "saito/hub-1/warm/biosensor", Payload = Encoding.UTF8.GetBytes("{\"hr\":60}"), QoS = MqttQoS.AtLeastOnce, PacketId = 1 });
-            (await warm.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(30))).ReasonCode.ShouldBe(MqttReasonCode.Success);
-        }
 
         // The database is held: verdicts wait, and so do the bytes of each publish.
-        await using var locker = new SqliteConnection($"Data Source={saito.HotDatabase};Pooling=False");
-        await locker.OpenAsync(Token);
-        await Execute(locker, "BEGIN EXCLUSIVE");
-
+        await using var held = await HeldDatabase.HoldAsync(saito, Token);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await client.ConnectAsync(MqttProtocolVersion.V500, device);
         long ts = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000;
@@ -47,7 +37,7 @@ public sealed class HeldBytesTests
         }
 
         await client.ExpectNothingAsync(TimeSpan.FromMilliseconds(500));
-        await Execute(locker, "ROLLBACK");
+        await held.ReleaseAsync(Token);
         var acked = new HashSet<ushort>();
         while (acked.Count < 3)
         {
@@ -76,12 +66,5 @@ public sealed class HeldBytesTests
         // At most one in flight (never acknowledged) and 10 KB queued (5 messages of 2 KB): at least 14 dropped; 15 when the
         // first was still queued, not yet sent, as the later ones arrived.
         saito.Broker.Metrics.DroppedTotal.ShouldBeInRange(14, 15);
-    }
-
-    private static async Task Execute(SqliteConnection connection, string sql)
-    {
-        await using var command = connection.CreateCommand();
-        command.CommandText = sql;
-        await command.ExecuteNonQueryAsync(Token);
     }
 }

@@ -1,5 +1,4 @@
 using System.Text;
-using Microsoft.Data.Sqlite;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.Infrastructure;
 
@@ -17,17 +16,7 @@ public sealed class QoS2ResumeTests
         string topic = $"saito/hub-1/{device}/biosensor";
         byte[] payload = Encoding.UTF8.GetBytes($"{{\"ts\":{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000},\"hr\":71}}");
 
-        // The database is ready (a first reading is committed) before it is held down.
-        await using (var warm = await RawMqttConnection.OpenAsync(saito.Endpoint, token))
-        {
-            await warm.ConnectAsync(MqttProtocolVersion.V500, "warm-" + device);
-            await warm.SendAsync(new PublishPacket { Topic = "saito/hub-1/warm/biosensor", Payload = Encoding.UTF8.GetBytes("{\"hr\":60}"), QoS = MqttQoS.AtLeastOnce, PacketId = 1 });
-            (await warm.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(30))).ReasonCode.ShouldBe(MqttReasonCode.Success);
-        }
-
-        await using var locker = new SqliteConnection($"Data Source={saito.HotDatabase};Pooling=False");
-        await locker.OpenAsync(token);
-        await Execute(locker, "BEGIN EXCLUSIVE", token);
+        await using var held = await HeldDatabase.HoldAsync(saito, token);
 
         string clientId = "qos2-" + device;
         var persistent = new MqttProperties { SessionExpiryInterval = 300 };
@@ -44,7 +33,7 @@ public sealed class QoS2ResumeTests
         await second.SendAsync(new PublishPacket { Topic = topic, Payload = payload, QoS = MqttQoS.ExactlyOnce, PacketId = 7, Dup = true });
         await second.ExpectNothingAsync(TimeSpan.FromSeconds(1));
 
-        await Execute(locker, "ROLLBACK", token);
+        await held.ReleaseAsync(token);
         var pubRec = await second.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(30));
         pubRec.Type.ShouldBe(MqttPacketType.PubRec);
         pubRec.PacketId.ShouldBe((ushort)7);
@@ -52,16 +41,9 @@ public sealed class QoS2ResumeTests
         await second.SendAsync(new PublishAckPacket(MqttPacketType.PubRel) { PacketId = 7 });
         (await second.ExpectAsync<PublishAckPacket>()).Type.ShouldBe(MqttPacketType.PubComp);
 
-        await using var count = locker.CreateCommand();
+        await using var count = held.Connection.CreateCommand();
         count.CommandText = "SELECT COUNT(*) FROM v_biosensor WHERE serial = $device";
         count.Parameters.AddWithValue("$device", device);
         Convert.ToInt64(await count.ExecuteScalarAsync(token), System.Globalization.CultureInfo.InvariantCulture).ShouldBe(1, "stored once, before it was acknowledged");
-    }
-
-    private static async Task Execute(SqliteConnection connection, string sql, CancellationToken token)
-    {
-        await using var command = connection.CreateCommand();
-        command.CommandText = sql;
-        await command.ExecuteNonQueryAsync(token);
     }
 }
