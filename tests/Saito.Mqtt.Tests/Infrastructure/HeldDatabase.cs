@@ -1,5 +1,7 @@
 using System.Text;
 using Microsoft.Data.Sqlite;
+using Microsoft.Extensions.DependencyInjection;
+using Saito.Ingestion.Pipeline;
 using Saito.Mqtt.Packets;
 
 namespace Saito.Mqtt.Tests.Infrastructure;
@@ -18,6 +20,9 @@ public sealed class HeldDatabase : IAsyncDisposable
 
     public static async Task<HeldDatabase> HoldAsync(SaitoBrokerInstance saito, CancellationToken token)
     {
+        // Until the schema is ready the hook refuses publishes ("preparing the database"): on a busy machine that
+        // outlasts the first publish, so wait for it.
+        await saito.Services.GetRequiredService<ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(60), token);
         await using (var warm = await RawMqttConnection.OpenAsync(saito.Endpoint, token))
         {
             await warm.ConnectAsync(MqttProtocolVersion.V500, "warm-" + Guid.NewGuid().ToString("N")[..8]);

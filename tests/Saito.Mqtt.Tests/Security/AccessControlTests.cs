@@ -3,6 +3,7 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Text;
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.ExternalClients;
@@ -39,6 +40,10 @@ public sealed class AccessControlTests : IAsyncLifetime
         _hubCa = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddYears(1));
         await File.WriteAllTextAsync(HubCaPath, _hubCa.ExportCertificatePem(), Token);
         _saito = await SaitoBrokerInstance.StartAsync(["Mqtt:AllowAnonymous=false", $"Security:CredentialsFile={CredentialsFile}", $"Mqtt:ClientCaPath={HubCaPath}"]);
+
+        // Readings are refused ("preparing the database") until the schema is ready, which on a busy machine can be
+        // after the first publish: the tests here are about access, so they start once storage is ready.
+        await _saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(60), Token);
     }
 
     private RSA? _hubCaKey;
