@@ -55,11 +55,12 @@ internal sealed partial class TryItReport(
             LogTryPublish($"mosquitto_pub -h {external.Value.Host} -p {external.Value.Port} -q 1 -t {topic} -m '{payload}'");
         }
 
+        // An absolute path: `dotnet run --project` starts Saito in the project folder, not where the user stands.
         var options = storage.Value;
         string table = ReadingTables.TableName(Saito.Storage.Readings.ReadingKind.Biosensor, options.KeyStrategy, StorageTier.Hot);
         string show = options.Provider switch
         {
-            StorageProvider.Sqlite => $"sqlite3 {Path.Combine(options.HotPath, "saito-hot.db")} \"SELECT * FROM v_biosensor ORDER BY ts DESC LIMIT 5\"",
+            StorageProvider.Sqlite => $"sqlite3 {Path.GetFullPath(Path.Combine(options.HotPath, "saito-hot.db"))} \"SELECT * FROM v_biosensor ORDER BY ts DESC LIMIT 5\"",
             StorageProvider.Postgres => $"psql \"<Storage:ConnectionString>\" -c \"SELECT * FROM {table} ORDER BY ts DESC LIMIT 5\"",
             _ => $"sqlcmd -Q \"SELECT TOP 5 * FROM {table} ORDER BY ts DESC\"",
         };

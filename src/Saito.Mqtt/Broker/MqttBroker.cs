@@ -30,6 +30,7 @@ public sealed partial class MqttBroker : BackgroundService
     private readonly IMqttAuthorizer? _authorizer;
     private readonly ConcurrentDictionary<IPAddress, int> _connectionsPerAddress = new();
     private int _pendingConnections;
+    private long _admissionsRefused;
     private long _retainedBytes;
     private readonly ILogger<MqttBroker> _logger;
     private readonly CancellationTokenSource _stopping = new();
@@ -87,7 +88,13 @@ public sealed partial class MqttBroker : BackgroundService
         {
             // Over a limit before a byte is read: close at once; nothing is parsed, nothing is held.
             Metrics.LimitHit(limit!);
-            LogAdmissionRefused(info.RemoteEndPoint?.ToString() ?? info.Transport, limit!);
+
+            // A flood of refused connections must not become a flood of log lines: the first, then one in a thousand.
+            if (Interlocked.Increment(ref _admissionsRefused) % 1000 == 1)
+            {
+                LogAdmissionRefused(info.RemoteEndPoint?.ToString() ?? info.Transport, limit!, _admissionsRefused);
+            }
+
             await transport.Input.CompleteAsync();
             await transport.Output.CompleteAsync();
             return;
@@ -745,8 +752,8 @@ public sealed partial class MqttBroker : BackgroundService
     [LoggerMessage(1017, LogLevel.Warning, "Denied: {Identity} (client {ClientId}) may not subscribe to {Filter}")]
     private partial void LogSubscribeDenied(string identity, string clientId, string filter);
 
-    [LoggerMessage(1016, LogLevel.Warning, "Connection from {Remote} closed at once: {Limit} reached")]
-    private partial void LogAdmissionRefused(string remote, string limit);
+    [LoggerMessage(1016, LogLevel.Warning, "Connection from {Remote} closed at once: {Limit} reached ({Refused} refused so far)")]
+    private partial void LogAdmissionRefused(string remote, string limit, long refused);
 
     /// <summary>Whether the topic ACL lets <paramref name="identity"/> publish to <paramref name="topic"/>.</summary>
     internal bool MayPublish(MqttClientIdentity identity, string topic) => _authorizer is null || _authorizer.MayPublish(identity, topic);

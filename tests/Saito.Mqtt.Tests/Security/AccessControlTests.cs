@@ -198,7 +198,7 @@ public sealed class AccessControlTests : IAsyncLifetime
         };
         using var sub = Process.Start(subscriber)!;
         var line = sub.StandardOutput.ReadLineAsync(Token);
-        await WaitUntilAsync(() => Saito.Broker.ConnectedClients >= 1);
+        await Eventually.TrueAsync(() => Saito.Broker.ConnectedClients >= 1, "the subscriber connected");
 
         // The subscription may land a moment after the CONNECT: publish until the subscriber prints the reading.
         var deadline = DateTime.UtcNow.AddSeconds(15);
@@ -250,19 +250,5 @@ public sealed class AccessControlTests : IAsyncLifetime
         var error = Should.Throw<OptionsValidationException>(() => SaitoApp.Build(
             ["--Mqtt:BindAddress=0.0.0.0", "--Mqtt:Port=18830", "--urls=http://127.0.0.1:0", $"--Storage:HotPath={_directory}/hot", $"--Storage:ArchivePath={_directory}/archive"]));
         string.Join(' ', error.Failures).ShouldContain("Mqtt:AllowAnonymous");
-    }
-
-    private static async Task WaitUntilAsync(Func<bool> condition)
-    {
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
-        while (!condition())
-        {
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new TimeoutException("condition not met within 10 s");
-            }
-
-            await Task.Delay(20, Token);
-        }
     }
 }

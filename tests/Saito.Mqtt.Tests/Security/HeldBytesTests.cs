@@ -29,12 +29,8 @@ public sealed class HeldBytesTests
             await client.SendAsync(new PublishPacket { Topic = $"saito/hub-1/{device}/biosensor", Payload = payload, QoS = MqttQoS.AtLeastOnce, PacketId = (ushort)(i + 1) });
         }
 
-        var deadline = DateTime.UtcNow.AddSeconds(10);
-        while (saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxPendingBytesPerClient)) == 0)
-        {
-            DateTime.UtcNow.ShouldBeLessThan(deadline, "the read loop should wait at the byte limit");
-            await Task.Delay(20, Token);
-        }
+        await Eventually.TrueAsync(() => saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxPendingBytesPerClient)) > 0,
+            "the read loop waits at the byte limit");
 
         await client.ExpectNothingAsync(TimeSpan.FromMilliseconds(500));
         await held.ReleaseAsync(Token);

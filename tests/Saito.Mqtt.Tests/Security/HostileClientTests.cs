@@ -109,7 +109,7 @@ public sealed class HostileClientTests
                 silent.Add(await RawMqttConnection.OpenAsync(saito.Endpoint, Token));
             }
 
-            await WaitUntilAsync(() => saito.Broker.PendingConnections == 5, "five silent connections held");
+            await Eventually.TrueAsync(() => saito.Broker.PendingConnections == 5, "five silent connections held");
             await using (var sixth = await RawMqttConnection.OpenAsync(saito.Endpoint, Token))
             {
                 await sixth.ExpectClosedAsync();
@@ -125,7 +125,7 @@ public sealed class HostileClientTests
             }
         }
 
-        await WaitUntilAsync(() => saito.Broker.PendingConnections == 0, "the silent connections are released");
+        await Eventually.TrueAsync(() => saito.Broker.PendingConnections == 0, "the silent connections are released");
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await client.ConnectAsync(MqttProtocolVersion.V500, Id("later"))).ReasonCode.ShouldBe((byte)0);
     }
@@ -168,7 +168,7 @@ public sealed class HostileClientTests
             await c.DisconnectAsync();
         }
 
-        await WaitUntilAsync(() => saito.Broker.Sessions == 2 && saito.Broker.ConnectedClients == 0, "two persistent sessions kept");
+        await Eventually.TrueAsync(() => saito.Broker.Sessions == 2 && saito.Broker.ConnectedClients == 0, "two persistent sessions kept");
         await using var third = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await third.ConnectAsync(MqttProtocolVersion.V500, Id("third"))).ReasonCode.ShouldBe((byte)MqttReasonCode.QuotaExceeded);
         saito.Broker.ConnectedClients.ShouldBe(0, "the refused client holds no slot");
@@ -253,19 +253,5 @@ public sealed class HostileClientTests
         own.Options.SetRequestHeader("Origin", $"http://127.0.0.1:{saito.HttpPort}");
         await own.ConnectAsync(url, Token);
         own.State.ShouldBe(System.Net.WebSockets.WebSocketState.Open);
-    }
-
-    private static async Task WaitUntilAsync(Func<bool> condition, string what)
-    {
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
-        while (!condition())
-        {
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new TimeoutException($"not within 10 s: {what}");
-            }
-
-            await Task.Delay(20, Token);
-        }
     }
 }
