@@ -18,6 +18,7 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
     private readonly StreamWriter _log;
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private bool _closed;
+    private volatile bool _portTaken;
 
     private SaitoServerProcess(Process process, int port, string logPath, StreamWriter log, string readyLine)
     {
@@ -75,6 +76,26 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
     private static async Task<SaitoServerProcess> StartAsync(string? serverDll, IEnumerable<string> storageArgs, IEnumerable<string> extraArgs,
         IEnumerable<KeyValuePair<string, string>> environment, string logPath, TimeSpan readyTimeout, string readyLine, bool waitForMqttPort, CancellationToken token)
     {
+        // FreePort's port is free when it answers, not when the server binds it: a process beside this one (a test
+        // starting Mosquitto, another server) can take it in between. The server then exits at start saying so; a
+        // new pair of ports is the cure, a few times, before the failure is reported.
+        for (int attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return await StartOnceAsync(serverDll, storageArgs, extraArgs, environment, logPath, readyTimeout, readyLine, waitForMqttPort, token);
+            }
+            catch (PortTakenException) when (attempt < 3)
+            {
+            }
+        }
+    }
+
+    private sealed class PortTakenException(string message) : InvalidOperationException(message);
+
+    private static async Task<SaitoServerProcess> StartOnceAsync(string? serverDll, IEnumerable<string> storageArgs, IEnumerable<string> extraArgs,
+        IEnumerable<KeyValuePair<string, string>> environment, string logPath, TimeSpan readyTimeout, string readyLine, bool waitForMqttPort, CancellationToken token)
+    {
         string dll = serverDll ?? LocalServers.SaitoServerDll();
         if (!File.Exists(dll))
         {
@@ -120,7 +141,8 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
 #pragma warning restore VSTHRD003
             if (first == exited)
             {
-                throw new InvalidOperationException($"Saito.Server exited with {process.ExitCode} before it was ready; see {logPath}");
+                string message = $"Saito.Server exited with {process.ExitCode} before it was ready; see {logPath}";
+                throw server._portTaken ? new PortTakenException(message) : new InvalidOperationException(message);
             }
 
             if (waitForMqttPort)
@@ -155,6 +177,11 @@ internal sealed class SaitoServerProcess : IAsyncDisposable
             {
                 _log.WriteLine(line);
             }
+        }
+
+        if (line.Contains("address already in use", StringComparison.OrdinalIgnoreCase))
+        {
+            _portTaken = true;
         }
 
         if (line.Contains(_readyLine, StringComparison.Ordinal))

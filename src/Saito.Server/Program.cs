@@ -27,3 +27,11 @@ catch (OptionsValidationException ex)
     Console.Error.WriteLine("Settings come from appsettings.json, Saito__Section__Key environment variables and --Section:Key=value arguments (see README).");
     return 2;
 }
+catch (IOException ex) when (ex.InnerException is Microsoft.AspNetCore.Connections.AddressInUseException)
+{
+    // Another program (a Mosquitto, a second Saito) holds a port Saito was told to listen on.
+    Console.Error.WriteLine($"Saito cannot start: {ex.Message}");
+    Console.Error.WriteLine("Another program is listening there (a Mosquitto or another Saito?). Stop it, or choose other ports: " +
+        "--Mqtt:Port=N (MQTT), --Mqtt:TlsPort=N (MQTT over TLS), --urls=http://127.0.0.1:N (HTTP, WebSocket and /health).");
+    return 3;
+}

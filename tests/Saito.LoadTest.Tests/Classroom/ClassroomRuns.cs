@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.CommandLine;
 using System.Text.Json;
 using Saito.Storage.Tests.Postgres;
 
@@ -19,9 +20,17 @@ internal sealed record ClassroomOutcome(int ExitCode, JsonElement Row, JsonEleme
 {
     public static async Task<ClassroomOutcome> RunAsync(string outDir, params string[] args)
     {
-        int exit = await ClassroomCommand.Create().Parse([.. args, "--out", outDir]).InvokeAsync(cancellationToken: TestContext.Current.CancellationToken);
+        using var error = new StringWriter();
+        int exit = await ClassroomCommand.Create().Parse([.. args, "--out", outDir])
+            .InvokeAsync(new InvocationConfiguration { Error = error }, TestContext.Current.CancellationToken);
         string results = Path.Combine(outDir, "results.json");
-        File.Exists(results).ShouldBeTrue($"the run (exit {exit}) wrote no results.json");
+        if (!File.Exists(results))
+        {
+            string log = Path.Combine(outDir, "server.log");
+            string tail = File.Exists(log) ? string.Join('\n', File.ReadLines(log).TakeLast(40)) : "(no server.log)";
+            Assert.Fail($"the run (exit {exit}) wrote no results.json.\nIts error output:\n{error}\nThe last lines of the server's log:\n{tail}");
+        }
+
         using var rows = JsonDocument.Parse(await File.ReadAllTextAsync(results, TestContext.Current.CancellationToken));
         rows.RootElement.GetArrayLength().ShouldBe(1);
         using var details = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(outDir, "classroom.json"), TestContext.Current.CancellationToken));
