@@ -1,7 +1,7 @@
 using BenchmarkDotNet.Attributes;
 using Saito.Ingestion.Pipeline;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Benchmarks;
 

@@ -4,7 +4,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using Saito.Ingestion.Pipeline;
 using Saito.Storage;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Benchmarks;
@@ -35,7 +35,7 @@ internal sealed class OrderingStore(KeyStrategy keys) : IReadingStore
     public static long Order(ReadingBatch batch, KeyStrategy keys)
     {
         long checksum = 0;
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
             if (readings.Count == 0)

@@ -3,7 +3,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using Npgsql;
 using Saito.Storage;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Benchmarks;
 

@@ -1,6 +1,6 @@
 using BenchmarkDotNet.Attributes;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Benchmarks;
 

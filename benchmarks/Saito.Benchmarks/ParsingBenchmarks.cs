@@ -1,7 +1,7 @@
 using BenchmarkDotNet.Attributes;
 using Saito.Ingestion;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 
 namespace Saito.Benchmarks;
 

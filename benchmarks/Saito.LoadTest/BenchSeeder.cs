@@ -3,7 +3,7 @@ using Npgsql;
 using Saito.Storage;
 using Saito.Storage.Keys;
 using Saito.Storage.Sqlite;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.LoadTest;
 

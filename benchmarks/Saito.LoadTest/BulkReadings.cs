@@ -1,6 +1,6 @@
 using System.Globalization;
 using System.Text;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.LoadTest;
 

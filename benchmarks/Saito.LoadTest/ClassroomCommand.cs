@@ -9,6 +9,7 @@ using Saito.Storage;
 using Saito.Storage.Keys;
 using Saito.Storage.Sqlite;
 using Spectre.Console;
+using Saito.Readings;
 
 namespace Saito.LoadTest;
 
@@ -260,7 +261,7 @@ internal static class ClassroomCommand
                     using var loggers = LoggerFactory.Create(b => b.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning));
                     await using var store = ReadingStores.Create(storage, loggers);
                     long total = 0;
-                    foreach (var kind in ReadingTables.Kinds)
+                    foreach (var kind in ReadingKinds.All)
                     {
                         total += await store.CountAsync(kind, StorageTier.Hot, token);
                     }

@@ -1,4 +1,4 @@
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.LoadTest;
 
@@ -117,7 +117,7 @@ internal sealed class ClassroomLayout
                 }
 
                 string serial = $"{run}-s{student:D2}-{name}";
-                var device = new ClassroomDevice(student, role, hub, serial, $"{topicPrefix}/{hub}/{serial}/{Saito.Storage.ReadingTables.KindName(kind)}", kind, channels);
+                var device = new ClassroomDevice(student, role, hub, serial, $"{topicPrefix}/{hub}/{serial}/{Saito.Readings.ReadingKinds.Name(kind)}", kind, channels);
                 devices.Add(device);
                 for (int channel = 0; channel < channels; channel++)
                 {

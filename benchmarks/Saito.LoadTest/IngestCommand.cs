@@ -6,7 +6,7 @@ using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Spectre.Console;
 
 namespace Saito.LoadTest;

@@ -8,7 +8,7 @@ using NpgsqlTypes;
 using Saito.Storage;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Sqlite;
 
 namespace Saito.LoadTest;

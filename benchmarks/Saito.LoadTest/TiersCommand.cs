@@ -4,7 +4,7 @@ using Microsoft.Extensions.Logging;
 using Saito.LoadTest.Results;
 using Saito.Storage;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Spectre.Console;
 
 namespace Saito.LoadTest;

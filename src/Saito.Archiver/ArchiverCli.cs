@@ -5,7 +5,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
 using Saito.Storage;
 using Saito.Storage.Archive;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Spectre.Console;
 
 namespace Saito.Archiver;
@@ -81,8 +81,8 @@ internal static class ArchiverCli
     private static Option<bool> JsonOption() => new("--json") { Description = "A machine-readable summary on stdout (logs stay on stderr)" };
 
     private static IReadOnlyList<ReadingKind> Kinds(string kind) => kind == "all"
-        ? ReadingTables.Kinds
-        : [ReadingTables.TryParseKind(kind, out var parsed) ? parsed : throw new ArgumentException($"--kind must be biosensor, location, pressure or all (was '{kind}').")];
+        ? ReadingKinds.All
+        : [ReadingKinds.TryParse(kind, out var parsed) ? parsed : throw new ArgumentException($"--kind must be biosensor, location, pressure or all (was '{kind}').")];
 
     private static Command RunCommand(IConfiguration configuration)
     {

@@ -1,27 +1,15 @@
 using Microsoft.Extensions.Options;
+using Saito.Payloads;
 
 namespace Saito.Ingestion;
 
 /// <summary>The <c>Ingestion</c> section: what Saito accepts as a reading (see docs/protocol.md).</summary>
-public sealed class IngestionOptions
+public sealed class IngestionOptions : PayloadLimits
 {
     public const string SectionName = "Ingestion";
 
     /// <summary>First topic level: readings arrive on <c>{prefix}/{hub}/{device}/{kind}</c>.</summary>
     public string TopicPrefix { get; set; } = "saito";
-
-    /// <summary>Largest payload parsed, in bytes; a larger one is dead-lettered whole (truncated) without parsing.</summary>
-    public int MaxPayloadBytes { get; set; } = 256 * 1024;
-
-    /// <summary>Most readings taken from one message; the rest are dead-lettered.</summary>
-    public int MaxReadingsPerMessage { get; set; } = 10_000;
-
-    /// <summary>
-    /// Most dead letters written one by one for one message; past it, the rest of that message's rejections become
-    /// one <c>too-many-rejections</c> dead letter that counts them, names the most common reasons and holds the whole
-    /// message. Good readings in the message are stored either way.
-    /// </summary>
-    public int MaxDeadLettersPerMessage { get; set; } = 100;
 
     /// <summary>
     /// New device serials one hub may register in any hour (a sliding window); past it, a message from an unknown
@@ -30,11 +18,6 @@ public sealed class IngestionOptions
     /// </summary>
     public int MaxNewDevicesPerHubPerHour { get; set; } = 1000;
 
-    /// <summary>A reading stamped further ahead of Saito's clock than this is rejected (hub clock wrong).</summary>
-    public int MaxFutureSkewSeconds { get; set; } = 300;
-
-    /// <summary>A reading older than this is rejected (a hub replaying a stale buffer, or a clock at 1970).</summary>
-    public int MaxAgeDays { get; set; } = 30;
 }
 
 public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOptions>

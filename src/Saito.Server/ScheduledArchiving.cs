@@ -2,7 +2,7 @@ using Microsoft.Extensions.Options;
 using Saito.Ingestion.Pipeline;
 using Saito.Storage;
 using Saito.Storage.Archive;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Server;
 
@@ -95,7 +95,7 @@ internal sealed partial class ScheduledArchiver(
         var settings = archiver.Value;
         var request = new ArchiveRunRequest
         {
-            Kinds = [ReadingKind.Biosensor, ReadingKind.Location, ReadingKind.Pressure],
+            Kinds = ReadingKinds.All,
             Cutoff = (time.GetUtcNow() - options.OlderThan).UtcDateTime,
             Threads = settings.Threads,
             BatchRows = settings.BatchRows,

@@ -57,7 +57,7 @@ internal sealed partial class TryItReport(
 
         // An absolute path: `dotnet run --project` starts Saito in the project folder, not where the user stands.
         var options = storage.Value;
-        string table = ReadingTables.TableName(Saito.Storage.Readings.ReadingKind.Biosensor, options.KeyStrategy, StorageTier.Hot);
+        string table = ReadingTables.TableName(Saito.Readings.ReadingKind.Biosensor, options.KeyStrategy, StorageTier.Hot);
         string show = options.Provider switch
         {
             StorageProvider.Sqlite => $"sqlite3 {Path.GetFullPath(Path.Combine(options.HotPath, "saito-hot.db"))} \"SELECT * FROM v_biosensor ORDER BY ts DESC LIMIT 5\"",

@@ -1,5 +1,5 @@
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage;
 
@@ -27,44 +27,6 @@ public static class ReadingTables
     public const string DeviceTable = "device";
     public const string DeadLetterTable = "dead_letter";
 
-    public static IReadOnlyList<ReadingKind> Kinds { get; } = [ReadingKind.Biosensor, ReadingKind.Location, ReadingKind.Pressure];
-
-    public static string KindName(ReadingKind kind) => kind switch
-    {
-        ReadingKind.Biosensor => "biosensor",
-        ReadingKind.Location => "location",
-        ReadingKind.Pressure => "pressure",
-        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, null),
-    };
-
-    /// <summary>What a kind's table holds, for the comments in the schema scripts.</summary>
-    public static string KindDescription(ReadingKind kind) => kind switch
-    {
-        ReadingKind.Biosensor => "Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL)",
-        ReadingKind.Location => "Location readings (x, y, z in metres)",
-        ReadingKind.Pressure => "Pressure readings (kPa)",
-        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, null),
-    };
-
-    public static bool TryParseKind(string name, out ReadingKind kind)
-    {
-        switch (name)
-        {
-            case "biosensor":
-                kind = ReadingKind.Biosensor;
-                return true;
-            case "location":
-                kind = ReadingKind.Location;
-                return true;
-            case "pressure":
-                kind = ReadingKind.Pressure;
-                return true;
-            default:
-                kind = default;
-                return false;
-        }
-    }
-
     public static string TableName(ReadingKind kind, KeyStrategy keys, StorageTier tier)
     {
         string prefix = tier == StorageTier.Hot ? "reading_" : "archive_";
@@ -75,7 +37,7 @@ public static class ReadingTables
             KeyStrategy.SequentialGuid => "_seqguid",
             _ => throw new ArgumentOutOfRangeException(nameof(keys), keys, null),
         };
-        return prefix + KindName(kind) + suffix;
+        return prefix + ReadingKinds.Name(kind) + suffix;
     }
 
     /// <summary>The value columns of a kind, in the order of <see cref="Reading.V0"/> .. <see cref="Reading.V3"/>.</summary>

@@ -3,7 +3,7 @@ using System.Text.Json;
 using Saito.Archiver.Tests.Infrastructure;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Tests.Contract;
 
 namespace Saito.Archiver.Tests;
@@ -20,7 +20,7 @@ public sealed class CommandLineTests
     private static async Task<SqliteArchiveTestStorage> SeededAsync()
     {
         var storage = await SqliteArchiveTestStorage.CreateAsync(KeyStrategy.Natural);
-        await storage.WriteAsync(Saito.Storage.ReadingTables.Kinds.SelectMany(kind => TestReadings.Of(kind, 1000)));
+        await storage.WriteAsync(ReadingKinds.All.SelectMany(kind => TestReadings.Of(kind, 1000)));
         return storage;
     }
 
@@ -95,8 +95,8 @@ public sealed class CommandLineTests
         using var summary = JsonDocument.Parse(stdout);
         summary.RootElement.GetProperty("rowsOlder").GetInt64().ShouldBe(600);
         summary.RootElement.GetProperty("rowsMoved").GetInt64().ShouldBe(0);
-        (await storage.Store.CountAsync(Saito.Storage.Readings.ReadingKind.Location, StorageTier.Hot, Token)).ShouldBe(1000);
-        (await storage.Store.CountAsync(Saito.Storage.Readings.ReadingKind.Location, StorageTier.Archive, Token)).ShouldBe(0);
+        (await storage.Store.CountAsync(Saito.Readings.ReadingKind.Location, StorageTier.Hot, Token)).ShouldBe(1000);
+        (await storage.Store.CountAsync(Saito.Readings.ReadingKind.Location, StorageTier.Archive, Token)).ShouldBe(0);
     }
 
     [Fact]
@@ -127,7 +127,7 @@ public sealed class CommandLineTests
         exitCode.ShouldBe(0, stderr);
         using var summary = JsonDocument.Parse(stdout);
         summary.RootElement.GetProperty("rowsInserted").GetInt64().ShouldBe(1800);
-        (await storage.Store.CountAsync(Saito.Storage.Readings.ReadingKind.Biosensor, StorageTier.Hot, Token)).ShouldBe(1000);
+        (await storage.Store.CountAsync(Saito.Readings.ReadingKind.Biosensor, StorageTier.Hot, Token)).ShouldBe(1000);
     }
 
     [Fact]

@@ -1,7 +1,7 @@
 using System.Text;
 using Saito.Ingestion;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 
 namespace Saito.Fuzz.Targets;
 
@@ -63,7 +63,7 @@ internal sealed class PayloadTarget(
     {
         _readings.Clear();
         _deadLetters.Clear();
-        string topic = "saito/hub-1/dev-1/" + Saito.Storage.ReadingTables.KindName(kind);
+        string topic = "saito/hub-1/dev-1/" + Saito.Readings.ReadingKinds.Name(kind);
         var context = new ReadingParseContext(kind, 42, topic, "hub-1-client", ReceivedAt, contentType);
         var result = _parser.Parse(context, input, _readings, _deadLetters);
         if (result.Accepted != _readings.Count || result.Rejected != _deadLetters.Count)

@@ -4,7 +4,7 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
-using Saito.Ingestion.Parsing;
+using Saito.Payloads;
 using Saito.Ingestion.Pipeline;
 using Saito.Mqtt.Broker;
 using Saito.Storage;

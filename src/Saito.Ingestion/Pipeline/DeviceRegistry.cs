@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using Polly;
 using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Pipeline;
 

@@ -2,7 +2,7 @@ using System.Globalization;
 using System.IO.Compression;
 using System.Text;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Archive;
 

@@ -1,6 +1,6 @@
 using System.Globalization;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Archive;
 
@@ -61,7 +61,7 @@ public readonly record struct RowKey(bool IsId, int DeviceId, int Channel, long 
 /// </summary>
 public sealed record ArchiveSlice(ReadingKind Kind, int Number, long? Low, long? High)
 {
-    public override string ToString() => $"{ReadingTables.KindName(Kind)} slice {Number} [{Low?.ToString(CultureInfo.InvariantCulture) ?? "-inf"}..{High?.ToString(CultureInfo.InvariantCulture) ?? "+inf"}]";
+    public override string ToString() => $"{ReadingKinds.Name(Kind)} slice {Number} [{Low?.ToString(CultureInfo.InvariantCulture) ?? "-inf"}..{High?.ToString(CultureInfo.InvariantCulture) ?? "+inf"}]";
 
     /// <summary>Splits [min, max] into at most <paramref name="parts"/> contiguous ranges, the first and last unbounded.</summary>
     public static IReadOnlyList<ArchiveSlice> Split(ReadingKind kind, long min, long max, int parts)

@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using Microsoft.Extensions.Logging;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Archive;
@@ -165,9 +165,9 @@ public sealed class Archiver : IAsyncDisposable
             DryRun = request.DryRun,
             CutoffUtc = ReadingTime.FromUnixMicroseconds(cutoff),
             KeyStrategy = SchemaScript.KeyStrategyName(_keys),
-            Kinds = request.Kinds.Select(k => new ArchiveKindSummary { Kind = ReadingTables.KindName(k) }).ToList(),
+            Kinds = request.Kinds.Select(k => new ArchiveKindSummary { Kind = ReadingKinds.Name(k) }).ToList(),
         };
-        ArchiveKindSummary Of(ReadingKind kind) => summary.Kinds.First(k => k.Kind == ReadingTables.KindName(kind));
+        ArchiveKindSummary Of(ReadingKind kind) => summary.Kinds.First(k => k.Kind == ReadingKinds.Name(kind));
 
         foreach (var kind in request.Kinds)
         {
@@ -206,7 +206,7 @@ public sealed class Archiver : IAsyncDisposable
         {
             if (_logger.IsEnabled(LogLevel.Information))
             {
-                ArchiveLog.Resuming(_logger, batch.Id, ReadingTables.KindName(batch.Kind), ArchiveBatch.StateName(batch.State));
+                ArchiveLog.Resuming(_logger, batch.Id, ReadingKinds.Name(batch.Kind), ArchiveBatch.StateName(batch.State));
             }
 
             await GuardedAsync(batch, summary, async () => await AdvanceAsync(batch, Of(batch.Kind), token));
@@ -265,7 +265,7 @@ public sealed class Archiver : IAsyncDisposable
             for (int sequence = 1; ; sequence++)
             {
                 string id = string.Create(CultureInfo.InvariantCulture,
-                    $"{runId}-{ReadingTables.KindName(slice.Kind)}-{SchemaScript.KeyStrategyName(_keys)}-s{slice.Number:D2}-{sequence:D5}");
+                    $"{runId}-{ReadingKinds.Name(slice.Kind)}-{SchemaScript.KeyStrategyName(_keys)}-s{slice.Number:D2}-{sequence:D5}");
                 var batch = new ArchiveBatch
                 {
                     Id = id,
@@ -540,7 +540,7 @@ public sealed class Archiver : IAsyncDisposable
             long both = await _engine.InBothTiersAsync(kind, _keys, cancellationToken);
             if (both != 0)
             {
-                report.Problems.Add($"{both} {ReadingTables.KindName(kind)} rows are in both {ReadingTables.TableName(kind, _keys, StorageTier.Hot)} and {ReadingTables.TableName(kind, _keys, StorageTier.Archive)}.");
+                report.Problems.Add($"{both} {ReadingKinds.Name(kind)} rows are in both {ReadingTables.TableName(kind, _keys, StorageTier.Hot)} and {ReadingTables.TableName(kind, _keys, StorageTier.Archive)}.");
             }
         }
 

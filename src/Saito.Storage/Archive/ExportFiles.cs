@@ -2,7 +2,7 @@ using System.Security.Cryptography;
 using System.Text.Json;
 using System.Text.Json.Serialization;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Archive;
@@ -40,7 +40,7 @@ public sealed record ExportManifest
 
     public required DateTime CreatedUtc { get; init; }
 
-    public ReadingKind ReadingKind() => ReadingTables.TryParseKind(Kind, out var kind)
+    public ReadingKind ReadingKind() => ReadingKinds.TryParse(Kind, out var kind)
         ? kind
         : throw new InvalidDataException($"Manifest of {BatchId}: unknown kind '{Kind}'.");
 
@@ -70,7 +70,7 @@ public static class ExportFiles
     public const string TempSuffix = ".tmp";
 
     public static string DataPath(string directory, string batchId, ReadingKind kind, bool gzip) =>
-        Path.Combine(Path.GetFullPath(directory), ReadingTables.KindName(kind), batchId + (gzip ? ".csv.gz" : ".csv"));
+        Path.Combine(Path.GetFullPath(directory), ReadingKinds.Name(kind), batchId + (gzip ? ".csv.gz" : ".csv"));
 
     public static string ManifestPath(string dataPath)
     {
@@ -214,7 +214,7 @@ public static class ExportFiles
     public static ExportManifest Manifest(ArchiveBatch batch, string dataPath, bool gzip, long rows, string? firstKey, string? lastKey, string sha) => new()
     {
         BatchId = batch.Id,
-        Kind = ReadingTables.KindName(batch.Kind),
+        Kind = ReadingKinds.Name(batch.Kind),
         KeyStrategy = SchemaScript.KeyStrategyName(batch.Keys),
         Table = ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Hot),
         File = Path.GetFileName(dataPath),

@@ -2,7 +2,7 @@ using System.Globalization;
 using Npgsql;
 using NpgsqlTypes;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Archive;
@@ -127,7 +127,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
             "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'planned', $11)", connection);
         command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = batch.Id });
         command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = batch.RunId });
-        command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = ReadingTables.KindName(batch.Kind) });
+        command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = ReadingKinds.Name(batch.Kind) });
         command.Parameters.Add(new NpgsqlParameter<string>{ TypedValue = SchemaScript.KeyStrategyName(batch.Keys) });
         command.Parameters.Add(new NpgsqlParameter<int>{ TypedValue = batch.Slice });
         command.Parameters.Add(new NpgsqlParameter { Value = (object?)batch.SliceLow ?? DBNull.Value, NpgsqlDbType = NpgsqlDbType.Bigint });

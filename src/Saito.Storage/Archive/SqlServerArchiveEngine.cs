@@ -1,7 +1,7 @@
 using System.Data;
 using Microsoft.Data.SqlClient;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 using Saito.Storage.SqlServer;
 using static Saito.Storage.Archive.SqlServerArchiveSql;
@@ -134,7 +134,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             $"INSERT INTO {SqlServerSql.Table(Journal)} ([batch_id], [run_id], [kind], [key_strategy], [slice], [slice_low], [slice_high], [cursor], [cutoff], [batch_rows], [state], [file]) " +
             "VALUES (@id, @run, @kind, @keys, @slice, @low, @high, @cursor, @cutoff, @batch_rows, N'planned', @file)",
             cancellationToken,
-            Text("@id", batch.Id), Text("@run", batch.RunId), Text("@kind", ReadingTables.KindName(batch.Kind)),
+            Text("@id", batch.Id), Text("@run", batch.RunId), Text("@kind", ReadingKinds.Name(batch.Kind)),
             Text("@keys", SchemaScript.KeyStrategyName(batch.Keys)), new SqlParameter("@slice", SqlDbType.Int) { Value = batch.Slice },
             Big("@low", batch.SliceLow), Big("@high", batch.SliceHigh), Text("@cursor", batch.Cursor), Big("@cutoff", batch.CutoffMicros),
             new SqlParameter("@batch_rows", SqlDbType.Int) { Value = batch.BatchRows }, Text("@file", batch.File));

@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.SqlServer;
 
 namespace Saito.Storage.Archive;

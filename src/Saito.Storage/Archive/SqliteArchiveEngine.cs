@@ -1,7 +1,7 @@
 using System.Globalization;
 using Microsoft.Data.Sqlite;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 using Saito.Storage.Sqlite;
 
@@ -137,7 +137,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
             "VALUES ($id, $run, $kind, $keys, $slice, $low, $high, $cursor, $cutoff, $batch_rows, 'planned', $file, $now)";
         command.Parameters.AddWithValue("$id", batch.Id);
         command.Parameters.AddWithValue("$run", batch.RunId);
-        command.Parameters.AddWithValue("$kind", ReadingTables.KindName(batch.Kind));
+        command.Parameters.AddWithValue("$kind", ReadingKinds.Name(batch.Kind));
         command.Parameters.AddWithValue("$keys", SchemaScript.KeyStrategyName(batch.Keys));
         command.Parameters.AddWithValue("$slice", batch.Slice);
         command.Parameters.AddWithValue("$low", (object?)batch.SliceLow ?? DBNull.Value);
@@ -585,7 +585,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
 /// <summary>Parsing the names the journal and manifests use.</summary>
 internal static class ArchiveNames
 {
-    public static ReadingKind Kind(string name) => ReadingTables.TryParseKind(name, out var kind)
+    public static ReadingKind Kind(string name) => ReadingKinds.TryParse(name, out var kind)
         ? kind
         : throw new InvalidDataException($"Unknown reading kind '{name}'.");
 

@@ -1,6 +1,6 @@
 using System.Buffers.Binary;
 using System.Security.Cryptography;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Keys;
 

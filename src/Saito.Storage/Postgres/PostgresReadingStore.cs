@@ -3,7 +3,7 @@ using Microsoft.Extensions.Logging;
 using Npgsql;
 using NpgsqlTypes;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Postgres;
@@ -68,8 +68,8 @@ public sealed class PostgresReadingStore : IReadingStore
             $"hot tablespace {options.Postgres.HotTablespace ?? "default"}, archive tablespace {options.Postgres.ArchiveTablespace ?? "default"})";
         _dataSource = builder.Build();
         _copyTimeout = TimeSpan.FromSeconds(options.CommandTimeoutSeconds);
-        _targets = new CopyTarget[ReadingTables.Kinds.Count];
-        foreach (var kind in ReadingTables.Kinds)
+        _targets = new CopyTarget[ReadingKinds.All.Count];
+        foreach (var kind in ReadingKinds.All)
         {
             _targets[(int)kind] = CopyTarget.ForReadings(kind, options.KeyStrategy);
         }
@@ -292,7 +292,7 @@ public sealed class PostgresReadingStore : IReadingStore
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
         long sent = 0;
         long inserted = 0;
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
             if (readings.Count == 0)
@@ -381,7 +381,7 @@ public sealed class PostgresReadingStore : IReadingStore
     }
 
     private static ArgumentException MissingValue(in Reading reading, int index) => new(
-        $"A {ReadingTables.KindName(reading.Kind)} reading needs {ReadingTables.ValueColumns(reading.Kind)[index]} " +
+        $"A {ReadingKinds.Name(reading.Kind)} reading needs {ReadingTables.ValueColumns(reading.Kind)[index]} " +
         $"(device {reading.DeviceId}, channel {reading.Channel}, {reading.Timestamp:O}); the batch is not written.",
         nameof(reading));
 

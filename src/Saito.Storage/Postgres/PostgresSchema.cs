@@ -1,5 +1,5 @@
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Postgres;
@@ -21,7 +21,7 @@ public static class PostgresSchema
         ArgumentNullException.ThrowIfNull(options);
         var objects = new List<SchemaObject> { DeviceTable(options.HotTablespace), DeadLetterTable(options.HotTablespace) };
         AddReadingTables(objects, StorageTier.Hot, options.HotTablespace);
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             objects.Add(ReadingView(kind));
         }
@@ -61,7 +61,7 @@ public static class PostgresSchema
     {
         foreach (var keys in SchemaScript.KeyStrategies)
         {
-            foreach (var kind in ReadingTables.Kinds)
+            foreach (var kind in ReadingKinds.All)
             {
                 objects.Add(ReadingTable(kind, keys, tier, tablespace));
             }
@@ -135,7 +135,7 @@ public static class PostgresSchema
             table,
             SchemaObjectKind.Table,
             tier,
-            $"{ReadingTables.KindDescription(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
+            $"{ReadingKinds.Description(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
             $"CREATE TABLE IF NOT EXISTS {table} (\n{SchemaScript.Columns(columns)},\n" +
             $"    CONSTRAINT {PrimaryKeyName(table)} PRIMARY KEY ({key}){IndexTablespaceClause(tablespace)}\n" +
             $"){TablespaceClause(tablespace)}");
@@ -151,7 +151,7 @@ public static class PostgresSchema
 
     private static SchemaObject ReadingView(ReadingKind kind)
     {
-        string view = "v_" + ReadingTables.KindName(kind);
+        string view = "v_" + ReadingKinds.Name(kind);
         string values = string.Concat(ReadingTables.ValueColumns(kind).Select(column => $"r.{column}, "));
         var selects = new List<string>();
         foreach (var keys in SchemaScript.KeyStrategies)
@@ -165,7 +165,7 @@ public static class PostgresSchema
             view,
             SchemaObjectKind.View,
             StorageTier.Hot,
-            $"The hot {ReadingTables.KindName(kind)} readings for a person: device serial beside device_id, every key strategy's table.\n" +
+            $"The hot {ReadingKinds.Name(kind)} readings for a person: device serial beside device_id, every key strategy's table.\n" +
             $"  psql -d saito -c \"SELECT * FROM {view} ORDER BY ts DESC LIMIT 5\"",
             $"CREATE OR REPLACE VIEW {view} AS\n{string.Join("\nUNION ALL\n", selects)}");
     }

@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Schema;
 

@@ -1,5 +1,5 @@
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Schema;
 

@@ -1,4 +1,4 @@
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.SqlServer;
 

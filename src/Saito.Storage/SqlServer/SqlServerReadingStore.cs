@@ -3,7 +3,7 @@ using System.Globalization;
 using Microsoft.Data.SqlClient;
 using Microsoft.Extensions.Logging;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.SqlServer;
 
@@ -253,7 +253,7 @@ public sealed partial class SqlServerReadingStore : IReadingStore
             return default;
         }
 
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             CheckValues(kind, batch.Of(kind));
         }
@@ -293,7 +293,7 @@ public sealed partial class SqlServerReadingStore : IReadingStore
         await using var transaction = (SqlTransaction)await connection.BeginTransactionAsync(cancellationToken);
         long sent = 0;
         long inserted = 0;
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
             if (readings.Count == 0)
@@ -374,7 +374,7 @@ public sealed partial class SqlServerReadingStore : IReadingStore
                     var reading = readings[i];
                     string problem = value is null ? $"needs {columns[v]}" : $"has {columns[v]} = {value.GetValueOrDefault().ToString(CultureInfo.InvariantCulture)}, which SQL Server's float cannot hold";
                     throw new ArgumentException(
-                        $"A {ReadingTables.KindName(kind)} reading {problem} " +
+                        $"A {ReadingKinds.Name(kind)} reading {problem} " +
                         $"(device {reading.DeviceId}, channel {reading.Channel}, {reading.Timestamp:O}); the batch is not written.",
                         nameof(readings));
                 }

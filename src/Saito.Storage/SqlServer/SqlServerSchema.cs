@@ -1,6 +1,6 @@
 using System.Text;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.SqlServer;
 
@@ -67,7 +67,7 @@ internal sealed class SqlServerSchema
     private static readonly (string Name, ReadingKind Kind, KeyStrategy Keys, StorageTier Tier)[] ReadingTableSpecs =
         (from tier in new[] { StorageTier.Hot, StorageTier.Archive }
          from keys in new[] { KeyStrategy.Natural, KeyStrategy.Guid, KeyStrategy.SequentialGuid }
-         from kind in ReadingTables.Kinds
+         from kind in ReadingKinds.All
          select (ReadingTables.TableName(kind, keys, tier), kind, keys, tier)).ToArray();
 
     private static readonly List<string> ReadingTableNameList = ReadingTableSpecs.Select(spec => spec.Name).ToList();
@@ -162,9 +162,9 @@ internal sealed class SqlServerSchema
     /// <c>CREATE OR ALTER VIEW</c> must start its batch, so a view cannot sit in an IF; it is idempotent itself.
     /// </summary>
     public static IReadOnlyList<SqlServerSchemaStep> ViewSteps() =>
-        ReadingTables.Kinds.Select(kind => new SqlServerSchemaStep(ViewName(kind), SqlServerSchemaObject.View, ViewName(kind), CreateView(kind))).ToList();
+        ReadingKinds.All.Select(kind => new SqlServerSchemaStep(ViewName(kind), SqlServerSchemaObject.View, ViewName(kind), CreateView(kind))).ToList();
 
-    public static string ViewName(ReadingKind kind) => "v_" + ReadingTables.KindName(kind);
+    public static string ViewName(ReadingKind kind) => "v_" + ReadingKinds.Name(kind);
 
     private static string CreateView(ReadingKind kind)
     {
@@ -404,10 +404,10 @@ internal sealed class SqlServerSchema
             return "dead_letter: messages (or single readings) Saito could not store as readings, with the reason; newest: ORDER BY id DESC.";
         }
 
-        var view = ReadingTables.Kinds.Where(kind => ViewName(kind) == table).Select(kind => (ReadingKind?)kind).FirstOrDefault();
+        var view = ReadingKinds.All.Where(kind => ViewName(kind) == table).Select(kind => (ReadingKind?)kind).FirstOrDefault();
         if (view is { } viewKind)
         {
-            return $"{table}: the hot {ReadingTables.KindName(viewKind)} readings of every key strategy's table, with the device's serial, for a person:\n" +
+            return $"{table}: the hot {ReadingKinds.Name(viewKind)} readings of every key strategy's table, with the device's serial, for a person:\n" +
                    $"--   SELECT TOP (5) * FROM dbo.{table} ORDER BY ts DESC;";
         }
 
@@ -418,7 +418,7 @@ internal sealed class SqlServerSchema
             ReadingKind.Location => "x, y, z in metres",
             _ => "kPa",
         };
-        return $"{table}: {ReadingTables.KindName(kind)} readings ({values}), {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {StrategyName(keys)}.";
+        return $"{table}: {ReadingKinds.Name(kind)} readings ({values}), {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {StrategyName(keys)}.";
     }
 
     private static string StrategyName(KeyStrategy keys) => keys switch

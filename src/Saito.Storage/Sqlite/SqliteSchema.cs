@@ -1,5 +1,5 @@
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Sqlite;
@@ -37,7 +37,7 @@ public static class SqliteSchema
 
         foreach (var keys in SchemaScript.KeyStrategies)
         {
-            foreach (var kind in ReadingTables.Kinds)
+            foreach (var kind in ReadingKinds.All)
             {
                 objects.Add(ReadingTable(kind, keys, tier));
             }
@@ -45,7 +45,7 @@ public static class SqliteSchema
 
         if (tier == StorageTier.Hot)
         {
-            foreach (var kind in ReadingTables.Kinds)
+            foreach (var kind in ReadingKinds.All)
             {
                 objects.Add(ReadingView(kind));
             }
@@ -143,7 +143,7 @@ public static class SqliteSchema
             table,
             SchemaObjectKind.Table,
             tier,
-            $"{ReadingTables.KindDescription(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
+            $"{ReadingKinds.Description(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
             $"CREATE TABLE IF NOT EXISTS {table} (\n{body}\n) WITHOUT ROWID, STRICT");
     }
 
@@ -159,7 +159,7 @@ public static class SqliteSchema
 
     private static SchemaObject ReadingView(ReadingKind kind)
     {
-        string view = "v_" + ReadingTables.KindName(kind);
+        string view = "v_" + ReadingKinds.Name(kind);
         var selects = new List<string>();
         foreach (var keys in SchemaScript.KeyStrategies)
         {
@@ -174,7 +174,7 @@ public static class SqliteSchema
             view,
             SchemaObjectKind.View,
             StorageTier.Hot,
-            $"The hot {ReadingTables.KindName(kind)} readings for a person: device serial, times as ISO-8601 UTC text (milliseconds), every key strategy's table.\n" +
+            $"The hot {ReadingKinds.Name(kind)} readings for a person: device serial, times as ISO-8601 UTC text (milliseconds), every key strategy's table.\n" +
             $"  sqlite3 data/hot/{HotFileName} \"SELECT * FROM {view} ORDER BY ts DESC LIMIT 5\"",
             $"CREATE VIEW IF NOT EXISTS {view} AS\n{string.Join("\nUNION ALL\n", selects)}");
     }

@@ -1,7 +1,7 @@
 using Microsoft.Data.Sqlite;
 using SQLitePCL;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Sqlite;
@@ -25,8 +25,8 @@ internal sealed class SqliteWriter : IDisposable
     public SqliteWriter(SqliteConnection connection, KeyStrategy keys)
     {
         _connection = connection;
-        _inserts = new ReadingInsert[ReadingTables.Kinds.Count];
-        foreach (var kind in ReadingTables.Kinds)
+        _inserts = new ReadingInsert[ReadingKinds.All.Count];
+        foreach (var kind in ReadingKinds.All)
         {
             _inserts[(int)kind] = new ReadingInsert(connection, kind, keys);
         }
@@ -83,7 +83,7 @@ internal sealed class SqliteWriter : IDisposable
         using var transaction = _connection.BeginTransaction(deferred: false);
         long sent = 0;
         long inserted = 0;
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
             if (readings.Count == 0)
@@ -258,7 +258,7 @@ internal sealed class SqliteWriter : IDisposable
         }
 
         private static ArgumentException MissingValue(in Reading reading, int index) => new(
-            $"A {ReadingTables.KindName(reading.Kind)} reading needs {ReadingTables.ValueColumns(reading.Kind)[index]} " +
+            $"A {ReadingKinds.Name(reading.Kind)} reading needs {ReadingTables.ValueColumns(reading.Kind)[index]} " +
             $"(device {reading.DeviceId}, channel {reading.Channel}, {reading.Timestamp:O}); the batch is not written.",
             nameof(reading));
     }

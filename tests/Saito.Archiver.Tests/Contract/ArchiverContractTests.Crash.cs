@@ -2,7 +2,7 @@ using System.Globalization;
 using Saito.Archiver.Tests.Infrastructure;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Tests.Contract;
 
 namespace Saito.Archiver.Tests.Contract;

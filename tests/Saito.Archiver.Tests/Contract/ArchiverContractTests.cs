@@ -1,7 +1,7 @@
 using Saito.Archiver.Tests.Infrastructure;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Tests.Contract;
 
 namespace Saito.Archiver.Tests.Contract;
@@ -25,7 +25,7 @@ public abstract partial class ArchiverContractTests
     protected static IEnumerable<int> DeviceIds => Enumerable.Range(1, Devices);
 
     protected static List<Reading> Readings(int first, int count) =>
-        ReadingTables.Kinds.SelectMany(kind => TestReadings.Of(kind, count, first, devices: Devices)).ToList();
+        ReadingKinds.All.SelectMany(kind => TestReadings.Of(kind, count, first, devices: Devices)).ToList();
 
     protected static List<Reading> OldReadings => Readings(0, Old);
 
@@ -42,7 +42,7 @@ public abstract partial class ArchiverContractTests
     {
         var hot = new List<Reading>();
         var archive = new List<Reading>();
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             hot.AddRange(await storage.ReadAllAsync(kind, StorageTier.Hot, devices ?? DeviceIds));
             archive.AddRange(await storage.ReadAllAsync(kind, StorageTier.Archive, devices ?? DeviceIds));
@@ -61,14 +61,14 @@ public abstract partial class ArchiverContractTests
         ReadingSets.Checksum(hot).ShouldBe(ReadingSets.Checksum(NewReadings));
         ReadingSets.Checksum(hot.Concat(archive)).ShouldBe(ReadingSets.Checksum(Readings(0, Total)));
         await using var archiver = storage.CreateArchiver();
-        var report = await archiver.VerifyAsync(ReadingTables.Kinds, Token);
+        var report = await archiver.VerifyAsync(ReadingKinds.All, Token);
         report.Problems.ShouldBeEmpty();
         report.RowsChecked.ShouldBe(OldReadings.Count);
     }
 
     protected static ArchiveRunRequest Request(ArchiveTestStorage storage, int batchRows = 128, int threads = 1, bool gzip = false, bool dryRun = false) => new()
     {
-        Kinds = ReadingTables.Kinds,
+        Kinds = ReadingKinds.All,
         Cutoff = Cutoff,
         BatchRows = batchRows,
         Threads = threads,
@@ -151,7 +151,7 @@ public abstract partial class ArchiverContractTests
         var (hot, archive) = await TiersAsync(storage);
         archive.ShouldBeEmpty();
         ReadingSets.Checksum(hot).ShouldBe(ReadingSets.Checksum(Readings(0, Total)));
-        (await archiver.VerifyAsync(ReadingTables.Kinds, Token)).BatchesChecked.ShouldBe(0);
+        (await archiver.VerifyAsync(ReadingKinds.All, Token)).BatchesChecked.ShouldBe(0);
     }
 
     [Fact]
@@ -174,13 +174,13 @@ public abstract partial class ArchiverContractTests
         await using var storage = await SeededAsync(CreateStorageAsync, KeyStrategy.Natural);
         await using var archiver = storage.CreateArchiver();
         await archiver.RunAsync(Request(storage), Token);
-        (await archiver.VerifyAsync(ReadingTables.Kinds, Token)).Ok.ShouldBeTrue();
+        (await archiver.VerifyAsync(ReadingKinds.All, Token)).Ok.ShouldBeTrue();
         string file = Directory.EnumerateFiles(storage.ExportDirectory, "*.csv", SearchOption.AllDirectories).Order(StringComparer.Ordinal).First();
         var lines = File.ReadAllLines(file);
         lines[5] = lines[5].Replace(",", ",9", StringComparison.Ordinal);
         File.WriteAllLines(file, lines);
 
-        var report = await archiver.VerifyAsync(ReadingTables.Kinds, Token);
+        var report = await archiver.VerifyAsync(ReadingKinds.All, Token);
 
         report.Ok.ShouldBeFalse();
         report.Problems.ShouldHaveSingleItem().ShouldContain(Path.GetFileNameWithoutExtension(file));
@@ -196,7 +196,7 @@ public abstract partial class ArchiverContractTests
 
         // The same reading arrives again (a hub's redelivery) after it was archived.
         await storage.WriteAsync([OldReadings[3]]);
-        var report = await archiver.VerifyAsync(ReadingTables.Kinds, Token);
+        var report = await archiver.VerifyAsync(ReadingKinds.All, Token);
 
         report.Ok.ShouldBeFalse();
         report.Problems.ShouldContain(p => p.Contains("still (or again) in", StringComparison.Ordinal));
@@ -273,8 +273,8 @@ public abstract partial class ArchiverContractTests
             // use, so some land behind the run's cursor (they stay in hot) and some ahead of it (this run moves them).
             for (int i = 0; i < 400 && !run.IsCompleted; i++)
             {
-                var late = ReadingTables.Kinds.Select(kind => Late(TestReadings.One(kind, (i * 7) % Old, devices: Devices))).ToList();
-                var fresh = ReadingTables.Kinds.Select(kind => TestReadings.One(kind, 5000 + i, devices: Devices)).ToList();
+                var late = ReadingKinds.All.Select(kind => Late(TestReadings.One(kind, (i * 7) % Old, devices: Devices))).ToList();
+                var fresh = ReadingKinds.All.Select(kind => TestReadings.One(kind, 5000 + i, devices: Devices)).ToList();
                 await storage.Store.WriteAsync(TestReadings.Batch(late.Concat(fresh)), Token);
                 written.AddRange(late);
                 written.AddRange(fresh);
@@ -299,6 +299,6 @@ public abstract partial class ArchiverContractTests
             archive.ShouldContain(reading);
         }
 
-        (await archiver.VerifyAsync(ReadingTables.Kinds, Token)).Problems.ShouldBeEmpty();
+        (await archiver.VerifyAsync(ReadingKinds.All, Token)).Problems.ShouldBeEmpty();
     }
 }

@@ -1,6 +1,6 @@
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Tests.Contract;
 
 namespace Saito.Archiver.Tests.Files;
@@ -14,7 +14,7 @@ public sealed class ExportFormatTests : IDisposable
     [InlineData(KeyStrategy.Guid, true)]
     public void An_export_file_reads_back_to_exactly_the_rows_written(KeyStrategy keys, bool gzip)
     {
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             var rows = TestReadings.Of(kind, 500).Select(r => new ArchiveRow(ReadingKeys.For(r, keys, StorageProvider.Postgres) ?? Guid.Empty, r)).ToList();
             string path = ExportFiles.DataPath(_folder, $"b-{kind}", kind, gzip);

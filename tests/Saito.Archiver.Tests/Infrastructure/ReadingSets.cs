@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Security.Cryptography;
 using System.Text;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Archiver.Tests.Infrastructure;
 

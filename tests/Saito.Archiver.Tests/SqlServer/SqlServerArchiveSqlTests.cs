@@ -2,7 +2,7 @@ using System.Data.SqlTypes;
 using Microsoft.Data.Sqlite;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Archiver.Tests.SqlServer;
 

@@ -4,7 +4,7 @@ using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 

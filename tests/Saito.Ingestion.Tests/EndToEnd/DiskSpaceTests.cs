@@ -9,7 +9,7 @@ using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 

@@ -7,7 +7,7 @@ using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.ExternalClients;
 using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 

@@ -5,7 +5,7 @@ using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.Infrastructure;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 

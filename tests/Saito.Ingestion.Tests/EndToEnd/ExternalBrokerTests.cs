@@ -4,7 +4,7 @@ using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.ExternalClients;
 using Saito.Mqtt.Tests.Infrastructure;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 

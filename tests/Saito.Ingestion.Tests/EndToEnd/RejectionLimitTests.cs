@@ -1,10 +1,9 @@
 using System.Text;
-using Saito.Ingestion.Parsing;
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 

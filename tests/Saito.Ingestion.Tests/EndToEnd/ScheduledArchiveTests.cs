@@ -1,6 +1,6 @@
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 

@@ -4,7 +4,7 @@ using Saito.Ingestion.Pipeline;
 using Saito.Mqtt.Tests.Infrastructure;
 using Saito.Server;
 using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.Infrastructure;
 

@@ -1,5 +1,5 @@
 using System.Text;
-using static Saito.Ingestion.Parsing.ReadingParser;
+using static Saito.Payloads.ReadingParser;
 
 namespace Saito.Ingestion.Tests.Parsing;
 

@@ -1,5 +1,5 @@
 using System.Text;
-using Saito.Ingestion.Parsing;
+using Saito.Payloads;
 
 namespace Saito.Ingestion.Tests.Parsing;
 
@@ -12,7 +12,7 @@ public sealed class HelloParsingTests
     {
         Parser.TryParseHello("""{"kind":"biosensor","channels":1,"firmware":"1.4.2"}"""u8, "hub-1", out var announcement, out _).ShouldBeTrue();
 
-        announcement.ShouldBe(new Saito.Storage.Readings.DeviceAnnouncement("biosensor", 1, "1.4.2", "hub-1"));
+        announcement.ShouldBe(new Saito.Readings.DeviceAnnouncement("biosensor", 1, "1.4.2", "hub-1"));
     }
 
     [Theory]
@@ -27,7 +27,7 @@ public sealed class HelloParsingTests
     {
         Parser.TryParseHello(Encoding.UTF8.GetBytes(payload), "hub-1", out var announcement, out string? error).ShouldBeTrue(error);
 
-        announcement.ShouldBe(new Saito.Storage.Readings.DeviceAnnouncement(kind, channels, firmware, "hub-1"));
+        announcement.ShouldBe(new Saito.Readings.DeviceAnnouncement(kind, channels, firmware, "hub-1"));
     }
 
     [Theory]

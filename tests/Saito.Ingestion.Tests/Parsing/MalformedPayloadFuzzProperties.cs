@@ -1,8 +1,8 @@
 using System.Text;
 using FsCheck;
 using FsCheck.Fluent;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 using static Saito.Ingestion.Tests.Parsing.ParserRobustnessProperties;
 
 namespace Saito.Ingestion.Tests.Parsing;

@@ -1,6 +1,6 @@
 using System.Text;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.Parsing;
 
@@ -25,7 +25,7 @@ public static class ParserHarness
     /// <summary>The received time the docs examples assume, too.</summary>
     public static readonly DateTime ReceivedAt = new(2025, 10, 6, 9, 0, 5, DateTimeKind.Utc);
 
-    public static string TopicFor(ReadingKind kind) => $"saito/hub-1/dev-1/{Saito.Storage.ReadingTables.KindName(kind)}";
+    public static string TopicFor(ReadingKind kind) => $"saito/hub-1/dev-1/{Saito.Readings.ReadingKinds.Name(kind)}";
 
     public static ParseOutcome Parse(string payload, ReadingKind kind = ReadingKind.Biosensor, string? contentType = null,
         IngestionOptions? options = null, DateTime? receivedAt = null) =>

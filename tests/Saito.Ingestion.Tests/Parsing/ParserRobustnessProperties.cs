@@ -1,8 +1,7 @@
 using System.Text;
 using FsCheck;
 using FsCheck.Fluent;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.Parsing;
 

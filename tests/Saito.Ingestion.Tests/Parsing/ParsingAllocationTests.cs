@@ -1,6 +1,6 @@
-using Saito.Ingestion.Parsing;
+using Saito.Payloads;
 using Saito.Benchmarks;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.Parsing;
 

@@ -1,8 +1,8 @@
 using System.Globalization;
 using System.Text;
 using System.Text.RegularExpressions;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.Parsing;
 

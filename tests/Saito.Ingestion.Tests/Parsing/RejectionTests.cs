@@ -1,6 +1,6 @@
 using System.Text;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 using static Saito.Ingestion.Tests.Parsing.ParserHarness;
 
 namespace Saito.Ingestion.Tests.Parsing;

@@ -1,5 +1,5 @@
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.Parsing;
 

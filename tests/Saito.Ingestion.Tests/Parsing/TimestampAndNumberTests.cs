@@ -1,5 +1,5 @@
 using System.Text;
-using Saito.Ingestion.Parsing;
+using Saito.Payloads;
 
 namespace Saito.Ingestion.Tests.Parsing;
 

@@ -1,7 +1,7 @@
 using System.Text;
 using Saito.Ingestion;
-using Saito.Ingestion.Parsing;
-using Saito.Storage.Readings;
+using Saito.Payloads;
+using Saito.Readings;
 
 namespace Saito.LoadTest.Tests.Classroom;
 

@@ -2,7 +2,7 @@ using System.Data.Common;
 using System.Diagnostics;
 using System.Text;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Tests.Contract;
 
@@ -41,7 +41,7 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
         {
             foreach (var keys in new[] { KeyStrategy.Natural, KeyStrategy.Guid, KeyStrategy.SequentialGuid })
             {
-                foreach (var kind in ReadingTables.Kinds)
+                foreach (var kind in ReadingKinds.All)
                 {
                     yield return ReadingTables.TableName(kind, keys, tier);
                 }

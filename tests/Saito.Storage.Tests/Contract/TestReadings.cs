@@ -1,4 +1,4 @@
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Tests.Contract;
 
@@ -7,7 +7,7 @@ public static class TestReadings
 {
     public static readonly DateTime Start = new(2026, 3, 1, 12, 0, 0, DateTimeKind.Utc);
 
-    public static IEnumerable<ReadingKind> Kinds => ReadingTables.Kinds;
+    public static IEnumerable<ReadingKind> Kinds => ReadingKinds.All;
 
     /// <summary>
     /// <paramref name="count"/> readings of one kind spread over devices <paramref name="firstDevice"/>.. and

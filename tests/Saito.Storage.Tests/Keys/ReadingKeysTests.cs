@@ -3,7 +3,7 @@ using System.Data.SqlTypes;
 using FsCheck;
 using FsCheck.Fluent;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
 namespace Saito.Storage.Tests.Keys;
 

@@ -5,7 +5,7 @@ using Microsoft.Extensions.Logging.Abstractions;
 using Npgsql;
 using Saito.Storage.Keys;
 using Saito.Storage.Postgres;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Tests.Contract;
 
 namespace Saito.Storage.Tests.Postgres;

@@ -1,7 +1,7 @@
 using System.Data;
 using System.Data.SqlTypes;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.SqlServer;
 
 namespace Saito.Storage.Tests.SqlServer;
@@ -19,7 +19,7 @@ public sealed class SqlServerRowSourceTests
     public static TheoryData<ReadingKind, KeyStrategy> EveryTable()
     {
         var data = new TheoryData<ReadingKind, KeyStrategy>();
-        foreach (var kind in ReadingTables.Kinds)
+        foreach (var kind in ReadingKinds.All)
         {
             foreach (var keys in new[] { KeyStrategy.Natural, KeyStrategy.Guid, KeyStrategy.SequentialGuid })
             {

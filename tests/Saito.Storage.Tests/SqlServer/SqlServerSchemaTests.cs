@@ -1,5 +1,5 @@
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.SqlServer;
 
 namespace Saito.Storage.Tests.SqlServer;

@@ -2,7 +2,7 @@ using System.Data.Common;
 using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.Logging.Abstractions;
 using Saito.Storage.Keys;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using Saito.Storage.Sqlite;
 using Saito.Storage.Tests.Contract;
 

@@ -1,4 +1,4 @@
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>Exact decimal arithmetic on the text of a JSON number, for timestamps: no double rounding.</summary>
 internal static class JsonNumbers

@@ -1,6 +1,7 @@
 using System.Diagnostics.CodeAnalysis;
+using Saito.Readings;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>
 /// Parses <c>{prefix}/{hub}/{device}/{kind}</c>: exactly four levels; the prefix compared ordinally; hub and device

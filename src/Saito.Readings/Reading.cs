@@ -1,4 +1,4 @@
-namespace Saito.Storage.Readings;
+namespace Saito.Readings;
 
 /// <summary>The three kinds of reading Saito stores, one table per kind.</summary>
 public enum ReadingKind : byte

@@ -1,10 +1,10 @@
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>
 /// RFC 3339 / ISO 8601 extended date-times, UTF-8, without allocating:
 /// <c>YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm|±hhmm)</c>. <c>T</c> may be <c>t</c> or a space and <c>Z</c> may
 /// be <c>z</c> (RFC 3339 allows both); the fraction may have any number of digits (those below 100 ns are
-/// dropped; <see cref="Saito.Storage.Readings.ReadingTime"/> then keeps microseconds). A time without a zone is
+/// dropped; <see cref="Saito.Readings.ReadingTime"/> then keeps microseconds). A time without a zone is
 /// refused: a hub on local time would otherwise be silently hours off.
 /// </summary>
 internal static class IsoTimestamp

@@ -1,6 +1,6 @@
-using Saito.Storage.Readings;
+using Saito.Readings;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>The last level of a Saito topic: which kind of reading the payload holds, or a device's hello.</summary>
 public enum TopicKind
@@ -20,9 +20,9 @@ public readonly record struct SaitoTopic(string Hub, string Device, TopicKind Ki
     /// <summary>The kind of reading the topic carries, or null for <see cref="TopicKind.Hello"/>.</summary>
     public ReadingKind? ReadingKind => Kind switch
     {
-        TopicKind.Biosensor => Storage.Readings.ReadingKind.Biosensor,
-        TopicKind.Location => Storage.Readings.ReadingKind.Location,
-        TopicKind.Pressure => Storage.Readings.ReadingKind.Pressure,
+        TopicKind.Biosensor => Readings.ReadingKind.Biosensor,
+        TopicKind.Location => Readings.ReadingKind.Location,
+        TopicKind.Pressure => Readings.ReadingKind.Pressure,
         _ => null,
     };
 }

@@ -1,7 +1,7 @@
 using System.Text;
 using System.Text.Unicode;
 
-namespace Saito.Storage.Readings;
+namespace Saito.Readings;
 
 /// <summary>
 /// A message, or one reading of it, that Saito could not store as a reading: kept with its reason so that

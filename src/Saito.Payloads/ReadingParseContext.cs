@@ -1,6 +1,6 @@
-using Saito.Storage.Readings;
+using Saito.Readings;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>What the pipeline knows about a message before its payload is parsed.</summary>
 /// <param name="Kind">The topic's kind: it decides the kind of every reading taken from the payload.</param>

@@ -1,4 +1,4 @@
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Readings;
 
 /// <summary>
 /// What Saito accepts as a plausible reading; values outside are dead-lettered as

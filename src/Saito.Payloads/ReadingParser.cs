@@ -1,9 +1,8 @@
 using System.Diagnostics.CodeAnalysis;
 using System.Text.Json;
-using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>
 /// Turns a payload into readings and dead letters (docs/protocol.md). Thread-safe and allocation-free on the good
@@ -18,10 +17,10 @@ public sealed class ReadingParser
         MaxDepth = 64,
     };
 
-    private readonly IngestionOptions _options;
+    private readonly PayloadLimits _options;
     private readonly TimeProvider _timeProvider;
 
-    public ReadingParser(IngestionOptions options, TimeProvider timeProvider)
+    public ReadingParser(PayloadLimits options, TimeProvider timeProvider)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(timeProvider);
@@ -246,7 +245,7 @@ public sealed class ReadingParser
                 {
                     case "kind" when reader.TokenType == JsonTokenType.String:
                         kind = reader.GetString()!;
-                        if (!ReadingTables.TryParseKind(kind, out _))
+                        if (!ReadingKinds.TryParse(kind, out _))
                         {
                             error = $"hello \"kind\" is \"{Shorten(kind)}\"; expected biosensor, location or pressure";
                             return false;

@@ -1,4 +1,4 @@
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Readings;
 
 /// <summary>
 /// The <c>reason</c> column of the dead_letter table: short, stable codes, each documented with an example in

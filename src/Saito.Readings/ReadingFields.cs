@@ -1,9 +1,9 @@
-using Saito.Storage.Readings;
+using System.Text;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Readings;
 
 /// <summary>The eight values a reading can carry, in the order of the storage columns per kind.</summary>
-internal enum ValueField : byte
+public enum ValueField : byte
 {
     HeartRate,
     Systolic,
@@ -16,7 +16,7 @@ internal enum ValueField : byte
 }
 
 /// <summary>Per value: its kind, its slot (<see cref="Reading.V0"/>..<see cref="Reading.V3"/>), its name and its range.</summary>
-internal static class ReadingFields
+public static class ReadingFields
 {
     public static ReadingKind KindOf(ValueField field) => field switch
     {
@@ -33,18 +33,42 @@ internal static class ReadingFields
         _ => 3,
     };
 
-    /// <summary>The field's name in Saito JSON (and the canonical SenML name).</summary>
-    public static string NameOf(ValueField field) => field switch
+    /// <summary>The field's name in Saito JSON (and the canonical SenML name), as UTF-8: the one place the names are written.</summary>
+    public static ReadOnlySpan<byte> Utf8NameOf(ValueField field) => field switch
     {
-        ValueField.HeartRate => "hr",
-        ValueField.Systolic => "sys",
-        ValueField.Diastolic => "dia",
-        ValueField.SkinTemperature => "temp",
-        ValueField.X => "x",
-        ValueField.Y => "y",
-        ValueField.Z => "z",
-        _ => "kpa",
+        ValueField.HeartRate => "hr"u8,
+        ValueField.Systolic => "sys"u8,
+        ValueField.Diastolic => "dia"u8,
+        ValueField.SkinTemperature => "temp"u8,
+        ValueField.X => "x"u8,
+        ValueField.Y => "y"u8,
+        ValueField.Z => "z"u8,
+        _ => "kpa"u8,
     };
+
+    private static readonly string[] s_names = Enum.GetValues<ValueField>().Select(f => Encoding.UTF8.GetString(Utf8NameOf(f))).ToArray();
+
+    /// <summary>The field's name in Saito JSON (and the canonical SenML name): "hr", "sys", ... "kpa".</summary>
+    public static string NameOf(ValueField field) => s_names[(int)field];
+
+    /// <summary>The field a name (UTF-8, unescaped) stands for, if it is one of <see cref="Utf8NameOf"/>.</summary>
+    public static bool TryParseName(ReadOnlySpan<byte> name, out ValueField field)
+    {
+        // Eight short comparisons; a length mismatch returns at once, so this costs no more than a switch on length.
+        for (field = ValueField.HeartRate; field <= ValueField.Pressure; field++)
+        {
+            if (name.SequenceEqual(Utf8NameOf(field)))
+            {
+                return true;
+            }
+        }
+
+        field = default;
+        return false;
+    }
+
+    /// <summary>The fields of a kind, in slot order.</summary>
+    public static IEnumerable<ValueField> FieldsOf(ReadingKind kind) => Enum.GetValues<ValueField>().Where(f => KindOf(f) == kind);
 
     public static string UnitOf(ValueField field) => field switch
     {
@@ -81,13 +105,10 @@ internal static class ReadingFields
     public static string OutOfRangeDetail(ValueField field, double value) =>
         FormattableString.Invariant($"{NameOf(field)} {value} is outside {MinOf(field)}..{MaxOf(field)} {UnitOf(field)}");
 
+    private static readonly string[] s_namesOfKind = ReadingKinds.All.Select(k => string.Join(", ", FieldsOf(k).Select(NameOf))).ToArray();
+
     /// <summary>The field names of a kind, for messages: "hr, sys, dia, temp".</summary>
-    public static string NamesOf(ReadingKind kind) => kind switch
-    {
-        ReadingKind.Biosensor => "hr, sys, dia, temp",
-        ReadingKind.Location => "x, y, z",
-        _ => "kpa",
-    };
+    public static string NamesOf(ReadingKind kind) => s_namesOfKind[(int)kind];
 
     /// <summary>Which slots a kind needs: biosensor any one of four, location all three, pressure the one.</summary>
     public static byte RequiredMask(ReadingKind kind) => kind switch
@@ -96,54 +117,4 @@ internal static class ReadingFields
         ReadingKind.Pressure => 0b1,
         _ => 0,
     };
-}
-
-/// <summary>Up to four values of one reading, with a bit per slot that is set.</summary>
-internal struct ValueSet
-{
-    public double V0;
-    public double V1;
-    public double V2;
-    public double V3;
-    public byte Mask;
-
-    public readonly bool Has(int slot) => (Mask & (1 << slot)) != 0;
-
-    public void Set(int slot, double value)
-    {
-        switch (slot)
-        {
-            case 0:
-                V0 = value;
-                break;
-            case 1:
-                V1 = value;
-                break;
-            case 2:
-                V2 = value;
-                break;
-            default:
-                V3 = value;
-                break;
-        }
-
-        Mask |= (byte)(1 << slot);
-    }
-
-    public void Clear(int slot) => Mask &= (byte)~(1 << slot);
-
-    public readonly double Get(int slot) => slot switch
-    {
-        0 => V0,
-        1 => V1,
-        2 => V2,
-        _ => V3,
-    };
-
-    public readonly Reading ToReading(ReadingKind kind, int deviceId, int channel, long ticks, DateTime receivedAt) =>
-        new(kind, deviceId, channel, new DateTime(ticks, DateTimeKind.Utc), receivedAt,
-            Has(0) ? V0 : null, Has(1) ? V1 : null, Has(2) ? V2 : null, Has(3) ? V3 : null);
-
-    /// <summary>For a biosensor reading: a diastolic pressure must be below the systolic.</summary>
-    public readonly bool DiastolicNotBelowSystolic => Has(1) && Has(2) && V2 >= V1;
 }

@@ -1,11 +1,10 @@
 using System.Buffers;
 using System.Text;
 using System.Text.Json;
-using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using static System.FormattableString;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>One reading being assembled from SenML records of the same channel and time.</summary>
 internal struct SenMLGroup
@@ -391,7 +390,7 @@ internal static class SenMLFormat
         if (fieldKind != session.Kind)
         {
             record.Fail(DeadLetterReasons.WrongKind,
-                $"{ReadingFields.NameOf(field)} is a {ReadingTables.KindName(fieldKind)} value; this topic carries {ReadingTables.KindName(session.Kind)} readings ({ReadingFields.NamesOf(session.Kind)})");
+                $"{ReadingFields.NameOf(field)} is a {ReadingKinds.Name(fieldKind)} value; this topic carries {ReadingKinds.Name(session.Kind)} readings ({ReadingFields.NamesOf(session.Kind)})");
             return;
         }
 
@@ -630,56 +629,14 @@ internal static class SenMLFormat
 
     private static bool TryMapField(ReadOnlySpan<byte> name, out ValueField field)
     {
-        switch (name.Length)
+        if (ReadingFields.TryParseName(name, out field))
         {
-            case 1:
-                switch (name[0])
-                {
-                    case (byte)'x':
-                        field = ValueField.X;
-                        return true;
-                    case (byte)'y':
-                        field = ValueField.Y;
-                        return true;
-                    case (byte)'z':
-                        field = ValueField.Z;
-                        return true;
-                    case (byte)'p':
-                        field = ValueField.Pressure;
-                        return true;
-                }
-
-                break;
-            case 2 when name[0] == (byte)'h' && name[1] == (byte)'r':
-                field = ValueField.HeartRate;
-                return true;
-            case 3:
-                if (name.SequenceEqual("sys"u8))
-                {
-                    field = ValueField.Systolic;
-                    return true;
-                }
-
-                if (name.SequenceEqual("dia"u8))
-                {
-                    field = ValueField.Diastolic;
-                    return true;
-                }
-
-                if (name.SequenceEqual("kpa"u8))
-                {
-                    field = ValueField.Pressure;
-                    return true;
-                }
-
-                break;
-            case 4 when name.SequenceEqual("temp"u8):
-                field = ValueField.SkinTemperature;
-                return true;
+            return true;
         }
 
-        field = default;
-        return false;
+        // SenML alone also takes "p" for a pressure cell (docs/protocol.md).
+        field = ValueField.Pressure;
+        return name.SequenceEqual("p"u8);
     }
 
     /// <summary>Checks the unit against the field and converts K to °C and Pa to kPa. No unit means the field's own.</summary>

@@ -1,7 +1,7 @@
 using System.Text;
-using Saito.Storage.Readings;
+using Saito.Readings;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>
 /// The state of one <see cref="ReadingParser.Parse"/> call: the message's context, the time window, and scratch
@@ -72,7 +72,7 @@ internal sealed class ParseSession
         t_cached = session;
     }
 
-    public void Begin(in ReadingParseContext context, DateTime receivedAt, IngestionOptions options)
+    public void Begin(in ReadingParseContext context, DateTime receivedAt, PayloadLimits options)
     {
         Kind = context.Kind;
         DeviceId = context.DeviceId;

@@ -1,9 +1,8 @@
 using System.Text.Json;
-using Saito.Storage;
-using Saito.Storage.Readings;
+using Saito.Readings;
 using static System.FormattableString;
 
-namespace Saito.Ingestion.Parsing;
+namespace Saito.Payloads;
 
 /// <summary>
 /// Saito's own JSON: one object or an array of objects, each one reading (docs/protocol.md, "Saito JSON").
@@ -173,12 +172,12 @@ internal static class SaitoJsonFormat
                 reason = DeadLetterReasons.MissingField;
                 detail = kind == ReadingKind.Biosensor
                     ? "no value: a biosensor reading needs at least one of hr, sys, dia, temp"
-                    : $"no value: a {ReadingTables.KindName(kind)} reading needs {ReadingFields.NamesOf(kind)}";
+                    : $"no value: a {ReadingKinds.Name(kind)} reading needs {ReadingFields.NamesOf(kind)}";
             }
             else if ((values.Mask & ReadingFields.RequiredMask(kind)) != ReadingFields.RequiredMask(kind))
             {
                 reason = DeadLetterReasons.MissingField;
-                detail = $"{Missing(values.Mask, kind)} missing: a {ReadingTables.KindName(kind)} reading needs {ReadingFields.NamesOf(kind)}";
+                detail = $"{Missing(values.Mask, kind)} missing: a {ReadingKinds.Name(kind)} reading needs {ReadingFields.NamesOf(kind)}";
             }
             else if (kind == ReadingKind.Biosensor && values.DiastolicNotBelowSystolic)
             {
@@ -203,7 +202,7 @@ internal static class SaitoJsonFormat
         {
             reader.Skip();
             reason = DeadLetterReasons.WrongKind;
-            return $"\"{ReadingFields.NameOf(field)}\" is a {ReadingTables.KindName(fieldKind)} value; this topic carries {ReadingTables.KindName(kind)} readings ({ReadingFields.NamesOf(kind)})";
+            return $"\"{ReadingFields.NameOf(field)}\" is a {ReadingKinds.Name(fieldKind)} value; this topic carries {ReadingKinds.Name(kind)} readings ({ReadingFields.NamesOf(kind)})";
         }
 
         if (reader.TokenType != JsonTokenType.Number)
@@ -312,37 +311,11 @@ internal static class SaitoJsonFormat
         return string.Join(", ", missing);
     }
 
-    private static Key Classify(ReadOnlySpan<byte> name)
-    {
-        switch (name.Length)
-        {
-            case 1:
-                return name[0] switch
-                {
-                    (byte)'x' => (Key)ValueField.X,
-                    (byte)'y' => (Key)ValueField.Y,
-                    (byte)'z' => (Key)ValueField.Z,
-                    _ => Key.Unknown,
-                };
-            case 2:
-                return (name[0], name[1]) switch
-                {
-                    ((byte)'t', (byte)'s') => Key.Ts,
-                    ((byte)'h', (byte)'r') => (Key)ValueField.HeartRate,
-                    ((byte)'c', (byte)'h') => Key.Ch,
-                    _ => Key.Unknown,
-                };
-            case 3:
-                return name.SequenceEqual("sys"u8) ? (Key)ValueField.Systolic
-                    : name.SequenceEqual("dia"u8) ? (Key)ValueField.Diastolic
-                    : name.SequenceEqual("kpa"u8) ? (Key)ValueField.Pressure
-                    : Key.Unknown;
-            case 4:
-                return name.SequenceEqual("temp"u8) ? (Key)ValueField.SkinTemperature : Key.Unknown;
-            default:
-                return Key.Unknown;
-        }
-    }
+    private static Key Classify(ReadOnlySpan<byte> name) =>
+        name.SequenceEqual("ts"u8) ? Key.Ts
+        : name.SequenceEqual("ch"u8) ? Key.Ch
+        : ReadingFields.TryParseName(name, out var field) ? (Key)field
+        : Key.Unknown;
 
     private static Key ClassifyEscaped(ref Utf8JsonReader reader, byte[] buffer) =>
         ReadingParser.TryUnescape(ref reader, buffer, out int length) ? Classify(buffer.AsSpan(0, length)) : Key.Unknown;

@@ -1,4 +1,4 @@
-namespace Saito.Storage.Readings;
+namespace Saito.Readings;
 
 /// <summary>
 /// What one writer commits in one transaction: readings of every kind and the dead letters that came with
