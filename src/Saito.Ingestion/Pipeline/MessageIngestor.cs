@@ -61,6 +61,14 @@ public sealed partial class MessageIngestor
             return IngestResult.NotOurs;
         }
 
+        if (!_writers.Ready.IsCompletedSuccessfully)
+        {
+            // A hub that publishes while Saito is still creating its tables or loading its devices waits for that,
+            // rather than having a new serial registered against a table that is not there yet (a refusal the hub
+            // must resend). If preparing the database failed, this throws and the message is not acknowledged.
+            await _writers.Ready.WaitAsync(cancellationToken);
+        }
+
         _metrics.Message();
         var deadLetters = new List<DeadLetter>();
         if (!SaitoTopicParser.TryParse(message.Topic, _prefix, out var topic, out string? topicError))
