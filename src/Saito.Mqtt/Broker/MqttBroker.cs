@@ -68,10 +68,10 @@ public sealed partial class MqttBroker : BackgroundService
     public int RetainedMessages => _retained.Count;
 
     /// <summary>Connections that have not sent CONNECT yet.</summary>
-    public int PendingConnections => Volatile.Read(ref _pendingConnections);
+    internal int PendingConnections => Volatile.Read(ref _pendingConnections);
 
     /// <summary>Sessions kept (connected or waiting for their client).</summary>
-    public int Sessions => _sessions.Count;
+    internal int Sessions => _sessions.Count;
 
     /// <summary>Serves one connection until it closes. Never throws for anything the peer sends.</summary>
     public async Task RunConnectionAsync(IDuplexPipe transport, MqttConnectionInfo info)
