@@ -147,31 +147,32 @@ internal sealed partial class MqttServerConnection
         }
 
         TakenOver = takenOver;
-        if (_connected && Version == MqttProtocolVersion.V500)
+        StopSending(reason);
+
+        // Give the send loop a moment to get the DISCONNECT out, then stop reading.
+        _closed.CancelAfter(TimeSpan.FromMilliseconds(500));
+    }
+
+    /// <summary>
+    /// Lets the send loop write what is queued and end. A connected 5.0 client is told <paramref name="reason"/> in a
+    /// DISCONNECT; before CONNACK the standard wants a plain close.
+    /// </summary>
+    private void StopSending(MqttReasonCode? reason)
+    {
+        if (reason is { } code && _connected && Version == MqttProtocolVersion.V500)
         {
-            _control.Writer.TryWrite(new DisconnectPacket { ReasonCode = reason });
+            _control.Writer.TryWrite(new DisconnectPacket { ReasonCode = code });
         }
 
         _control.Writer.TryComplete();
         Signal();
-
-        // Give the send loop a moment to get the DISCONNECT out, then stop reading.
-        _closed.CancelAfter(TimeSpan.FromMilliseconds(500));
     }
 
     private async Task CloseAsync(MqttReasonCode? protocolError)
     {
         var sender = _sendLoop!;
         bool first = Interlocked.Exchange(ref _closing, 1) == 0;
-
-        // Only a connected 5.0 client is told why; before CONNACK the standard wants a plain close.
-        if (first && protocolError is { } reason && _connected && Version == MqttProtocolVersion.V500)
-        {
-            _control.Writer.TryWrite(new DisconnectPacket { ReasonCode = reason });
-        }
-
-        _control.Writer.TryComplete();
-        Signal();
+        StopSending(first ? protocolError : null);
         try
         {
             await sender.WaitAsync(TimeSpan.FromSeconds(2));
