@@ -10,8 +10,10 @@ namespace Saito.Mqtt.Broker;
 
 /// <summary>
 /// The embedded MQTT 3.1.1 / 5.0 broker. Transports (Kestrel TCP/TLS connections, WebSockets) hand each
-/// connection to <see cref="RunConnectionAsync"/>; the broker keeps sessions, subscriptions and retained
-/// messages, routes publishes, and runs the timers (keep-alive, will delay, session and message expiry).
+/// connection to <see cref="RunConnectionAsync"/>; the broker admits connections, keeps subscriptions, routes
+/// publishes, and runs the timers (keep-alive, will delay, session and message expiry). Sessions, retained messages
+/// and wills each have a class of their own (<see cref="MqttSessionStore"/>, <see cref="MqttRetainedMessageStore"/>,
+/// <see cref="MqttWills"/>); the broker routes between them.
 /// </summary>
 public sealed partial class MqttBroker : BackgroundService
 {
@@ -21,17 +23,16 @@ public sealed partial class MqttBroker : BackgroundService
     private static List<Subscriber>? t_matches;
 
     private readonly ConcurrentDictionary<MqttServerConnection, byte> _connections = new();
-    private readonly Dictionary<string, MqttSession> _sessions = new(StringComparer.Ordinal);
-    private readonly Lock _sessionsLock = new();
-    private readonly ConcurrentDictionary<string, MqttMessage> _retained = new(StringComparer.Ordinal);
     private readonly SubscriptionTree _tree = new();
+    private readonly MqttSessionStore _sessions;
+    private readonly MqttRetainedMessageStore _retained;
+    private readonly MqttWills _wills;
     private readonly ConcurrentDictionary<Task, byte> _hookTasks = new();
     private readonly IMqttAuthenticator? _authenticator;
     private readonly IMqttAuthorizer? _authorizer;
     private readonly ConcurrentDictionary<IPAddress, int> _connectionsPerAddress = new();
     private int _pendingConnections;
     private long _admissionsRefused;
-    private long _retainedBytes;
     private readonly ILogger<MqttBroker> _logger;
     private readonly CancellationTokenSource _stopping = new();
     private int _connectedCount;
@@ -46,6 +47,9 @@ public sealed partial class MqttBroker : BackgroundService
         PublishHook = hooks.LastOrDefault();
         _authenticator = authenticators.LastOrDefault();
         _authorizer = authorizers.LastOrDefault();
+        _sessions = new MqttSessionStore(Options, metrics, _tree, logger);
+        _retained = new MqttRetainedMessageStore(Options, metrics);
+        _wills = new MqttWills(this, logger);
     }
 
     public MqttBrokerOptions Options { get; }
@@ -64,19 +68,10 @@ public sealed partial class MqttBroker : BackgroundService
     public int RetainedMessages => _retained.Count;
 
     /// <summary>Connections that have not sent CONNECT yet.</summary>
-    public int PendingConnections => Volatile.Read(ref _pendingConnections);
+    internal int PendingConnections => Volatile.Read(ref _pendingConnections);
 
     /// <summary>Sessions kept (connected or waiting for their client).</summary>
-    public int Sessions
-    {
-        get
-        {
-            lock (_sessionsLock)
-            {
-                return _sessions.Count;
-            }
-        }
-    }
+    internal int Sessions => _sessions.Count;
 
     /// <summary>Serves one connection until it closes. Never throws for anything the peer sends.</summary>
     public async Task RunConnectionAsync(IDuplexPipe transport, MqttConnectionInfo info)
@@ -224,165 +219,25 @@ public sealed partial class MqttBroker : BackgroundService
     /// </summary>
     internal (MqttSession Session, bool Present)? AttachSession(MqttServerConnection connection, string clientId, bool cleanStart, uint expiry)
     {
-        MqttServerConnection? previous = null;
-        MqttSession? session;
-        bool present;
-        List<MqttWill>? willsToPublish = null;
-        lock (_sessionsLock)
-        {
-            _sessions.TryGetValue(clientId, out session);
-            if (session is null && _sessions.Count >= Options.MaxSessions)
-            {
-                Metrics.LimitHit(nameof(MqttBrokerOptions.MaxSessions));
-                return null;
-            }
-
-            if (session?.Connection is { } old && !ReferenceEquals(old, connection))
-            {
-                previous = old;
-                session.Connection = null;
-            }
-
-            if (session is not null && (cleanStart || session.ExpiresAt is { } at && Environment.TickCount64 >= at))
-            {
-                if (DiscardSessionLocked(session) is { } will)
-                {
-                    (willsToPublish ??= []).Add(will);
-                }
-
-                session = null;
-            }
-
-            present = session is not null;
-            if (session is null)
-            {
-                session = new MqttSession(clientId);
-                _sessions[clientId] = session;
-            }
-            else
-            {
-                // Reconnecting inside the will delay cancels the will [MQTT-3.1.3-9].
-                session.DelayedWill = null;
-            }
-
-            session.ExpiresAt = null;
-            session.ExpiryInterval = expiry;
-            session.Connection = connection;
-        }
-
-        if (previous is not null)
-        {
-            LogSessionTakenOver(clientId);
-            previous.Close(MqttReasonCode.SessionTakenOver, takenOver: true);
-        }
-
-        PublishWills(willsToPublish);
-        return (session, present);
+        var attached = _sessions.Attach(connection, clientId, cleanStart, expiry, out var willsToPublish);
+        _wills.Publish(willsToPublish);
+        return attached;
     }
 
     /// <summary>A connected client's connection ended; <paramref name="will"/> is its will when one must be published.</summary>
     internal void OnConnectionClosed(MqttServerConnection connection, MqttWill? will)
     {
         ReleaseConnectionSlot();
-        var session = connection.Session;
-        if (session is null)
+        if (connection.Session is { } session)
         {
-            return;
+            _wills.Publish(_sessions.Detach(session, connection, will));
         }
-
-        List<MqttWill>? willsToPublish = null;
-        lock (_sessionsLock)
-        {
-            if (!ReferenceEquals(session.Connection, connection))
-            {
-                // Taken over: the session lives on with the new connection. The old will goes out unless a delay lets the new connection cancel it.
-                if (will is not null && (will.Properties?.WillDelayInterval ?? 0) == 0)
-                {
-                    (willsToPublish ??= []).Add(will);
-                }
-            }
-            else
-            {
-                session.Connection = null;
-                uint willDelay = will?.Properties?.WillDelayInterval ?? 0;
-                if (session.ExpiryInterval == 0)
-                {
-                    DiscardSessionLocked(session);
-                    _sessions.Remove(session.ClientId);
-                    if (will is not null)
-                    {
-                        (willsToPublish ??= []).Add(will);
-                    }
-                }
-                else
-                {
-                    long now = Environment.TickCount64;
-                    session.ExpiresAt = session.ExpiryInterval == uint.MaxValue ? null : now + (session.ExpiryInterval * 1000L);
-                    if (will is not null && willDelay > 0)
-                    {
-                        session.DelayedWill = will;
-                        session.DelayedWillAt = now + (Math.Min(willDelay, session.ExpiryInterval) * 1000L);
-                    }
-                    else if (will is not null)
-                    {
-                        (willsToPublish ??= []).Add(will);
-                    }
-                }
-            }
-        }
-
-        PublishWills(willsToPublish);
     }
 
     internal void Unregister(MqttServerConnection connection)
     {
         _connections.TryRemove(connection, out _);
         Metrics.ConnectionClosed();
-    }
-
-    /// <summary>Ends a session: its subscriptions leave the tree. Returns a delayed will that must now go out. Call under the sessions lock.</summary>
-    private MqttWill? DiscardSessionLocked(MqttSession session)
-    {
-        lock (session.Sync)
-        {
-            foreach (var subscription in session.Subscriptions.Values)
-            {
-                _tree.Remove(subscription.Filter, subscription.ShareGroup, session);
-            }
-
-            session.Subscriptions.Clear();
-            session.Queue.Clear();
-            session.QueuedBytes = 0;
-            session.Inflight.Clear();
-            session.InboundQoS2.Clear();
-            session.InboundQoS2Pending.Clear();
-        }
-
-        var will = session.DelayedWill;
-        session.DelayedWill = null;
-        return will;
-    }
-
-    private void PublishWills(List<MqttWill>? wills)
-    {
-        if (wills is null)
-        {
-            return;
-        }
-
-        long now = Environment.TickCount64;
-        foreach (var will in wills)
-        {
-            var properties = will.Properties;
-            if (properties?.WillDelayInterval is not null)
-            {
-                properties = properties.Clone();
-                properties.WillDelayInterval = null;
-            }
-
-            LogWillPublished(will.Topic);
-            Route(MqttMessage.Create(will.Topic, will.Payload, will.QoS, will.Retain, properties, sender: null, now), now);
-        }
     }
 
     // ------------------------------------------------------------ subscriptions
@@ -458,34 +313,12 @@ public sealed partial class MqttBroker : BackgroundService
         }
     }
 
-    /// <summary>
-    /// Queues the retained messages matching a new subscription (retain flag set, as the standard requires), at most
-    /// <see cref="MqttBrokerOptions.MaxRetainedPerSubscribe"/>. The scan is bounded by <see cref="MqttBrokerOptions.MaxRetainedMessages"/>.
-    /// </summary>
+    /// <summary>Queues the retained messages matching a new subscription (<see cref="MqttRetainedMessageStore.ForSubscription"/>).</summary>
     internal void EnqueueRetained(MqttSession session, MqttSubscription subscription, uint subscriptionId)
     {
-        long now = Environment.TickCount64;
-        uint[]? ids = subscriptionId == 0 ? null : [subscriptionId];
-        int budget = Options.MaxRetainedPerSubscribe;
-        foreach (var (topic, message) in _retained)
+        foreach (var outbound in _retained.ForSubscription(subscription, subscriptionId))
         {
-            if (message.IsExpired(now))
-            {
-                _retained.TryRemove(new KeyValuePair<string, MqttMessage>(topic, message));
-                continue;
-            }
-
-            if (MqttTopic.Matches(subscription.TopicFilter, topic))
-            {
-                if (budget-- <= 0)
-                {
-                    Metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedPerSubscribe));
-                    return;
-                }
-
-                var qos = (MqttQoS)Math.Min((int)message.QoS, (int)subscription.QoS);
-                Enqueue(session, new OutboundMessage(message, qos, Retain: true, ids));
-            }
+            Enqueue(session, outbound);
         }
     }
 
@@ -497,7 +330,7 @@ public sealed partial class MqttBroker : BackgroundService
         Metrics.MessageReceived();
         if (message.Retain)
         {
-            StoreRetained(message);
+            _retained.Store(message);
         }
 
         var matches = t_matches ??= [];
@@ -583,50 +416,6 @@ public sealed partial class MqttBroker : BackgroundService
         session.Connection?.Signal();
     }
 
-    private void StoreRetained(MqttMessage message)
-    {
-        if (message.Payload.IsEmpty)
-        {
-            if (_retained.TryRemove(message.Topic, out var removed))
-            {
-                Interlocked.Add(ref _retainedBytes, -removed.Payload.Length);
-            }
-
-            return;
-        }
-
-        // Kept without the sender so no-local does not apply to later subscribers.
-        var retained = new MqttMessage
-        {
-            Topic = message.Topic,
-            Payload = message.Payload,
-            QoS = message.QoS,
-            Retain = true,
-            Properties = message.Properties,
-            ExpiresAt = message.ExpiresAt,
-        };
-        if (_retained.Count >= Options.MaxRetainedMessages && !_retained.ContainsKey(message.Topic))
-        {
-            Metrics.Dropped("retained_limit");
-            Metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedMessages));
-            return;
-        }
-
-        if (Interlocked.Add(ref _retainedBytes, message.Payload.Length) > Options.MaxRetainedBytes)
-        {
-            Interlocked.Add(ref _retainedBytes, -message.Payload.Length);
-            Metrics.Dropped("retained_limit");
-            Metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedBytes));
-            return;
-        }
-
-        _retained.AddOrUpdate(message.Topic, retained, (_, previous) =>
-        {
-            Interlocked.Add(ref _retainedBytes, -previous.Payload.Length);
-            return retained;
-        });
-    }
-
     internal void Track(Task task)
     {
         _hookTasks.TryAdd(task, 0);
@@ -671,45 +460,7 @@ public sealed partial class MqttBroker : BackgroundService
             }
         }
 
-        List<MqttWill>? wills = null;
-        lock (_sessionsLock)
-        {
-            List<MqttSession>? expired = null;
-            foreach (var session in _sessions.Values)
-            {
-                if (session.Connection is not null)
-                {
-                    continue;
-                }
-
-                if (session.DelayedWill is { } will && now >= session.DelayedWillAt)
-                {
-                    session.DelayedWill = null;
-                    (wills ??= []).Add(will);
-                }
-
-                if (session.ExpiresAt is { } at && now >= at)
-                {
-                    (expired ??= []).Add(session);
-                }
-            }
-
-            if (expired is not null)
-            {
-                foreach (var session in expired)
-                {
-                    if (DiscardSessionLocked(session) is { } will)
-                    {
-                        (wills ??= []).Add(will);
-                    }
-
-                    _sessions.Remove(session.ClientId);
-                    LogSessionExpired(session.ClientId);
-                }
-            }
-        }
-
-        PublishWills(wills);
+        _wills.Publish(_sessions.Expire(now));
     }
 
     public override async Task StopAsync(CancellationToken cancellationToken)
@@ -731,12 +482,6 @@ public sealed partial class MqttBroker : BackgroundService
         base.Dispose();
     }
 
-    [LoggerMessage(1010, LogLevel.Information, "Session of {ClientId} taken over by a new connection")]
-    private partial void LogSessionTakenOver(string clientId);
-
-    [LoggerMessage(1011, LogLevel.Debug, "Will published to {Topic}")]
-    private partial void LogWillPublished(string topic);
-
     [LoggerMessage(1012, LogLevel.Warning, "Queue of {ClientId} is full ({Limit} messages): new messages for it are dropped ({Dropped} so far)")]
     private partial void LogQueueFull(string clientId, int limit, long dropped);
 
@@ -745,9 +490,6 @@ public sealed partial class MqttBroker : BackgroundService
 
     [LoggerMessage(1014, LogLevel.Information, "{ClientId} silent for 1.5 x its keep-alive of {KeepAlive} s; closed")]
     private partial void LogKeepAliveTimeout(string clientId, long keepAlive);
-
-    [LoggerMessage(1015, LogLevel.Information, "Session of {ClientId} expired")]
-    private partial void LogSessionExpired(string clientId);
 
     [LoggerMessage(1017, LogLevel.Warning, "Denied: {Identity} (client {ClientId}) may not subscribe to {Filter}")]
     private partial void LogSubscribeDenied(string identity, string clientId, string filter);

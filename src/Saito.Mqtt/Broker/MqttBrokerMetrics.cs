@@ -51,10 +51,10 @@ public sealed class MqttBrokerMetrics : IDisposable
     }
 
     /// <summary>Publishes and subscriptions refused by the topic ACL since start.</summary>
-    public long DeniedTotal => Interlocked.Read(ref _deniedTotal);
+    internal long DeniedTotal => Interlocked.Read(ref _deniedTotal);
 
     /// <summary>Times the limit named <paramref name="limit"/> (its option name, e.g. <c>MaxTopicLevels</c>) was hit since start.</summary>
-    public long LimitHits(string limit) => _limitHitTotals.TryGetValue(limit, out long count) ? count : 0;
+    internal long LimitHits(string limit) => _limitHitTotals.TryGetValue(limit, out long count) ? count : 0;
 
     internal void LimitHit(string limit)
     {

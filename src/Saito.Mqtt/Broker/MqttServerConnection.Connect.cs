@@ -1,0 +1,68 @@
+using Saito.Mqtt.Packets;
+
+namespace Saito.Mqtt.Broker;
+
+// CONNECT: the decision from the packet and the options (ConnectNegotiation), then the connection limit,
+// authentication and the session (taking it over from an older connection).
+internal sealed partial class MqttServerConnection
+{
+    private async ValueTask<bool> HandleConnectAsync(ConnectPacket connect, CancellationToken token)
+    {
+        LeavePending();
+        Version = connect.ProtocolVersion;
+        var options = _broker.Options;
+        var decision = ConnectNegotiation.Negotiate(connect, options);
+        ClientId = decision.ClientId;
+        UserName = connect.UserName;
+        if (decision.LimitHit is { } limit)
+        {
+            _broker.Metrics.LimitHit(limit);
+        }
+
+        if (decision.Refusal is { } refusal)
+        {
+            return await RefuseAsync(refusal, token);
+        }
+
+        if (!_broker.TryReserveConnectionSlot())
+        {
+            return await RefuseAsync(ConnectNegotiation.ConnectionLimitReached(options), token);
+        }
+
+        var outcome = await _broker.AuthenticateAsync(this, connect, token);
+        if (outcome.Result != MqttAuthenticationResult.Success || outcome.Identity is null)
+        {
+            _broker.ReleaseConnectionSlot();
+            return await RefuseAsync(ConnectNegotiation.NotAuthenticated(outcome.Result), token);
+        }
+
+        _outboundInflightLimit = decision.OutboundInflightLimit;
+        _clientMaxPacketSize = decision.ClientMaxPacketSize;
+        _clientTopicAliasMaximum = decision.ClientTopicAliasMaximum;
+        KeepAliveMs = decision.KeepAliveMs;
+        _will = connect.Will;
+
+        Identity = outcome.Identity;
+        if (_broker.AttachSession(this, decision.ClientId, connect.CleanStart, decision.SessionExpiry) is not var (session, present))
+        {
+            _broker.ReleaseConnectionSlot();
+            return await RefuseAsync(ConnectNegotiation.SessionLimitReached(options), token);
+        }
+
+        Session = session;
+        _resendInflight = present;
+        await SendControlAsync(new ConnAckPacket { SessionPresent = present, ReasonCode = 0, Properties = decision.ConnAckProperties }, token);
+        _connected = true;
+        Log.Connected(_logger, LogId, Identity.Name, RemoteName, Info.Transport, Version, present);
+        Signal();
+        return true;
+    }
+
+    private async ValueTask<bool> RefuseAsync(ConnectRefusal refusal, CancellationToken token)
+    {
+        Log.ConnectRefused(_logger, LogId, RemoteName, refusal.Why);
+        _broker.Metrics.ConnectRefused();
+        await SendControlAsync(new ConnAckPacket { ReasonCode = refusal.CodeFor(Version) }, token);
+        return false;
+    }
+}
