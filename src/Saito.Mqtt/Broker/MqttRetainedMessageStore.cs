@@ -14,6 +14,9 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
 
     public int Count => _retained.Count;
 
+    /// <summary>Payload bytes held, as counted against <see cref="MqttBrokerOptions.MaxRetainedBytes"/>.</summary>
+    public long Bytes => Interlocked.Read(ref _bytes);
+
     /// <summary>Keeps a retained message as its topic's, or clears the topic's when the payload is empty.</summary>
     public void Store(MqttMessage message)
     {
@@ -73,7 +76,11 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
         {
             if (message.IsExpired(now))
             {
-                _retained.TryRemove(new KeyValuePair<string, MqttMessage>(topic, message));
+                if (_retained.TryRemove(new KeyValuePair<string, MqttMessage>(topic, message)))
+                {
+                    Interlocked.Add(ref _bytes, -message.Payload.Length);
+                }
+
                 continue;
             }
 
