@@ -25,9 +25,13 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
     private readonly string? _archiveTablespace;
     private readonly string _description;
 
-    public PostgresArchiveEngine(StorageOptions options)
+    private readonly IArchivePauses _pauses;
+
+    public PostgresArchiveEngine(StorageOptions options, IArchivePauses pauses)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(pauses);
+        _pauses = pauses;
         if (string.IsNullOrWhiteSpace(options.ConnectionString))
         {
             throw new ArgumentException("Storage:ConnectionString is required for PostgreSQL.", nameof(options));
@@ -273,7 +277,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
             rows.Add(new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])));
             if (rows.Count == half)
             {
-                ArchivePausePoints.Reach("mid-select", batch.Id);
+                _pauses.Reach("mid-select", batch.Id);
             }
         }
 #pragma warning restore VSTHRD103
@@ -348,7 +352,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
         long inserted = await InsertRowsAsync(connection, transaction, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
             batch.Kind, batch.Keys, rows, cancellationToken);
-        ArchivePausePoints.Reach("archive-uncommitted", batch.Id);
+        _pauses.Reach("archive-uncommitted", batch.Id);
         await SetStateAsync(connection, batch with { State = BatchState.Archived }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
         return inserted;
@@ -402,10 +406,10 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
             deleted = await delete.ExecuteNonQueryAsync(cancellationToken);
         }
 
-        ArchivePausePoints.Reach("delete-uncommitted", batch.Id);
+        _pauses.Reach("delete-uncommitted", batch.Id);
         await SetStateAsync(connection, batch with { State = BatchState.Done }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
-        ArchivePausePoints.Reach("deleted", batch.Id);
+        _pauses.Reach("deleted", batch.Id);
         return deleted;
     }
 

@@ -29,9 +29,13 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
     private readonly string? _archiveFilegroup;
     private readonly int _timeoutSeconds;
 
-    public SqlServerArchiveEngine(StorageOptions options)
+    private readonly IArchivePauses _pauses;
+
+    public SqlServerArchiveEngine(StorageOptions options, IArchivePauses pauses)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(pauses);
+        _pauses = pauses;
         if (string.IsNullOrWhiteSpace(options.ConnectionString))
         {
             throw new ArchiveSetupException("Storage:ConnectionString is required for SQL Server.");
@@ -249,7 +253,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             rows.Add(new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])));
             if (rows.Count == half)
             {
-                ArchivePausePoints.Reach("mid-select", batch.Id);
+                _pauses.Reach("mid-select", batch.Id);
             }
         }
 
@@ -284,7 +288,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
         await using var transaction = (SqlTransaction)await connection.BeginTransactionAsync(cancellationToken);
         long inserted = await InsertMissingAsync(connection, transaction, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
             batch.Kind, batch.Keys, rows, cancellationToken);
-        ArchivePausePoints.Reach("archive-uncommitted", batch.Id);
+        _pauses.Reach("archive-uncommitted", batch.Id);
         await SetStateAsync(connection, transaction, batch with { State = BatchState.Archived }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
         return inserted;
@@ -334,10 +338,10 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             await ScalarAsync(connection, "DROP TABLE #saito_keys", transaction, cancellationToken);
         }
 
-        ArchivePausePoints.Reach("delete-uncommitted", batch.Id);
+        _pauses.Reach("delete-uncommitted", batch.Id);
         await SetStateAsync(connection, transaction, batch with { State = BatchState.Done }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
-        ArchivePausePoints.Reach("deleted", batch.Id);
+        _pauses.Reach("deleted", batch.Id);
         return deleted;
     }
 

@@ -32,9 +32,13 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
     private readonly SqliteConnections _hot;
     private readonly SqliteConnections _archive;
 
-    public SqliteArchiveEngine(StorageOptions options)
+    private readonly IArchivePauses _pauses;
+
+    public SqliteArchiveEngine(StorageOptions options, IArchivePauses pauses)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(pauses);
+        _pauses = pauses;
         _hot = new SqliteConnections(Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)), options);
         _archive = new SqliteConnections(Path.GetFullPath(Path.Combine(options.ArchivePath, SqliteSchema.ArchiveFileName)), options);
     }
@@ -290,7 +294,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
             if (rows.Count == half)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                ArchivePausePoints.Reach("mid-select", batch.Id);
+                _pauses.Reach("mid-select", batch.Id);
             }
         }
 
@@ -366,7 +370,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
         using var connection = _archive.Open();
         using var transaction = connection.BeginTransaction(deferred: false);
         long inserted = InsertRows(connection, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive), batch.Kind, batch.Keys, rows, cancellationToken);
-        ArchivePausePoints.Reach("archive-uncommitted", batch.Id);
+        _pauses.Reach("archive-uncommitted", batch.Id);
         SetState(connection, transaction, batch with { State = BatchState.Archived });
         transaction.Commit();
         return Task.FromResult(inserted);
@@ -454,11 +458,11 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
                 }
             }
 
-            ArchivePausePoints.Reach("delete-uncommitted", batch.Id);
+            _pauses.Reach("delete-uncommitted", batch.Id);
             transaction.Commit();
         }
 
-        ArchivePausePoints.Reach("deleted", batch.Id);
+        _pauses.Reach("deleted", batch.Id);
         using (var archive = _archive.Open())
         {
             SetState(archive, null, batch with { State = BatchState.Done });
