@@ -145,13 +145,9 @@ public sealed class Archiver : IAsyncDisposable
         _keys = storage.KeyStrategy;
         _logger = loggerFactory.CreateLogger<Archiver>();
         _pauses = pauses;
-        _engine = storage.Provider switch
-        {
-            StorageProvider.Sqlite => new SqliteArchiveEngine(storage, pauses),
-            StorageProvider.Postgres => new PostgresArchiveEngine(storage, pauses),
-            StorageProvider.SqlServer => new SqlServerArchiveEngine(storage, pauses),
-            _ => throw new ArchiveSetupException($"Unknown Storage:Provider {storage.Provider}."),
-        };
+        _engine = StorageProviders.TryGet(storage.Provider, out var registration)
+            ? registration.ArchiveEngine(storage, pauses)
+            : throw new ArchiveSetupException($"Unknown Storage:Provider {storage.Provider}.");
     }
 
     public string Describe() => _engine.Describe();
