@@ -82,10 +82,10 @@ public abstract class ReadingDatabase : IReadingStore
         connection.Command(sql, TimeoutSeconds, transaction);
 
     private protected Task<int> ExecuteAsync(DbConnection connection, string sql, CancellationToken cancellationToken, DbTransaction? transaction = null) =>
-        connection.ExecuteAsync(sql, TimeoutSeconds, cancellationToken, transaction);
+        connection.ExecuteAsync(sql, cancellationToken, TimeoutSeconds, transaction);
 
     private protected Task<object?> ScalarAsync(DbConnection connection, string sql, CancellationToken cancellationToken, DbTransaction? transaction = null) =>
-        connection.ScalarAsync(sql, TimeoutSeconds, cancellationToken, transaction);
+        connection.ScalarAsync(sql, cancellationToken, TimeoutSeconds, transaction);
 
     public async Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken)
     {

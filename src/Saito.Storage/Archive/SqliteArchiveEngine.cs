@@ -114,21 +114,10 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
         }
     }
 
-    public Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)
     {
-        using var connection = _archive.Open();
-        using var command = connection.CreateCommand();
-        command.CommandText =
-            "SELECT batch_id, run_id, kind, key_strategy, slice, slice_low, slice_high, cursor, cutoff, batch_rows, state, file, rows, first_key, last_key, sha256 " +
-            $"FROM {Journal}{(unfinishedOnly ? " WHERE state <> 'done'" : string.Empty)} ORDER BY batch_id";
-        using var reader = command.ExecuteReader();
-        var batches = new List<ArchiveBatch>();
-        while (reader.Read())
-        {
-            batches.Add(ArchiveBatch.FromRecord(reader));
-        }
-
-        return Task.FromResult<IReadOnlyList<ArchiveBatch>>(batches);
+        await using var connection = _archive.Open();
+        return await ArchiveBatch.LoadAsync(connection, Journal, column => column, "'done'", unfinishedOnly, cancellationToken);
     }
 
     public Task PlanAsync(ArchiveBatch batch, CancellationToken cancellationToken)

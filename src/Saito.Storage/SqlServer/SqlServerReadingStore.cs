@@ -48,7 +48,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
 
     private readonly ILogger<SqlServerReadingStore> _logger;
     private readonly SqlServerDataSource _source;
-    private readonly string _dataSource;
+    private readonly string _server;
     private readonly string _database;
     private readonly SqlServerSchema _schema;
 
@@ -82,7 +82,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
         }
 
         _source = new SqlServerDataSource(builder.ConnectionString);
-        _dataSource = builder.DataSource;
+        _server = builder.DataSource;
         _database = builder.InitialCatalog;
     }
 
@@ -90,7 +90,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
 
     /// <summary><c>SQL Server database NAME on SERVER</c>: the connection string's database and server, never its credentials.</summary>
     public override string Describe() =>
-        $"SQL Server database {(_database.Length == 0 ? "(the login's default)" : _database)} on {(_dataSource.Length == 0 ? "(local)" : _dataSource)}";
+        $"SQL Server database {(_database.Length == 0 ? "(the login's default)" : _database)} on {(_server.Length == 0 ? "(local)" : _server)}";
 
     /// <summary>
     /// One MERGE ... WITH (HOLDLOCK): the key-range lock on the serial makes a concurrent registration of the same
@@ -166,7 +166,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     /// <inheritdoc cref="SqlServerErrors.IsTransient(Exception?)"/>
     public override bool IsTransient(Exception exception) => SqlServerErrors.IsTransient(exception);
 
-    /// <summary>Nothing to release: connections go back to SqlClient's pool when each call ends.</summary>
+    /// <summary>Little to release: connections go back to SqlClient's pool when each call ends.</summary>
     public override ValueTask DisposeAsync() => _source.DisposeAsync();
 
     private protected override DbDataSource Source(StorageTier tier) => _source;
