@@ -164,7 +164,7 @@ internal static class ArchiverCli
             };
             bool asJson = parse.GetValue(json);
             using var loggers = Loggers(configuration);
-            await using var engine = new Storage.Archive.Archiver(storage, loggers);
+            await using var engine = new Storage.Archive.Archiver(storage, loggers, EnvironmentArchivePauses.FromEnvironment());
             ArchiveRunSummary summary;
             if (asJson || request.DryRun || Console.IsOutputRedirected)
             {
@@ -274,7 +274,7 @@ internal static class ArchiverCli
             }
 
             using var loggers = Loggers(configuration);
-            await using var engine = new Storage.Archive.Archiver(storage, loggers);
+            await using var engine = new Storage.Archive.Archiver(storage, loggers, EnvironmentArchivePauses.FromEnvironment());
             var report = await engine.VerifyAsync(Kinds(parse.GetValue(kind)!), token);
             if (parse.GetValue(json))
             {
@@ -320,7 +320,7 @@ internal static class ArchiverCli
             }
 
             using var loggers = Loggers(configuration);
-            await using var engine = new Storage.Archive.Archiver(storage, loggers);
+            await using var engine = new Storage.Archive.Archiver(storage, loggers, EnvironmentArchivePauses.FromEnvironment());
             var summary = await engine.RestoreAsync(parse.GetValue(sources)!, target, token);
             if (parse.GetValue(json))
             {

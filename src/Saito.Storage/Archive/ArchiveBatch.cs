@@ -1,3 +1,5 @@
+using System.Data.Common;
+using Saito.Storage.Data;
 using Saito.Storage.Keys;
 using Saito.Readings;
 
@@ -26,6 +28,30 @@ public sealed record ArchiveBatch
     /// One journal row, as every engine selects it: the columns <c>batch_id, run_id, kind, key_strategy, slice,
     /// slice_low, slice_high, cursor, cutoff, batch_rows, state, file, rows, first_key, last_key, sha256</c>, in that order.
     /// </summary>
+    private static readonly string[] s_journalColumns =
+        ["batch_id", "run_id", "kind", "key_strategy", "slice", "slice_low", "slice_high", "cursor", "cutoff", "batch_rows", "state", "file", "rows", "first_key", "last_key", "sha256"];
+
+    /// <summary>
+    /// The journal's batches (all, or those not done) in id order: the one read of every engine. <paramref name="column"/>
+    /// names a column as the database's SQL does, <paramref name="done"/> is the literal 'done' in its dialect.
+    /// </summary>
+    internal static async Task<IReadOnlyList<ArchiveBatch>> LoadAsync(
+        DbConnection connection, string journal, Func<string, string> column, string done, bool unfinishedOnly, CancellationToken cancellationToken, int? timeoutSeconds = null)
+    {
+        await using var command = connection.Command(
+            $"SELECT {string.Join(", ", s_journalColumns.Select(column))} " +
+            $"FROM {journal}{(unfinishedOnly ? $" WHERE {column("state")} <> {done}" : string.Empty)} ORDER BY {column("batch_id")}",
+            timeoutSeconds);
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var batches = new List<ArchiveBatch>();
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            batches.Add(FromRecord(reader));
+        }
+
+        return batches;
+    }
+
     internal static ArchiveBatch FromRecord(System.Data.IDataRecord r) => new()
     {
         Id = r.GetString(0),

@@ -1,11 +1,11 @@
 namespace Saito.Storage.Archive;
 
 /// <summary>
-/// Named points in a batch's life where the crash tests stop the archiver: with <c>SAITO_ARCHIVER_PAUSE_AT</c> set to
-/// one of these names, the first batch to reach it writes <c>SAITO-ARCHIVER-PAUSED name batch</c> to stderr and waits
-/// forever, so the test can SIGKILL the process exactly there. Unset (always, outside tests): nothing happens.
+/// Named points in a batch's life where a hook (<see cref="IArchivePauses"/>) may stop the archiver: the crash tests
+/// run <c>saito-archiver</c> with <c>SAITO_ARCHIVER_PAUSE_AT</c> set to one of these names, and the CLI (the only place
+/// that reads it) hands the engines a hook that pauses there, so the test can SIGKILL the process exactly there.
 /// </summary>
-public static class ArchivePausePoints
+internal static class ArchivePausePoints
 {
     public const string EnvironmentVariable = "SAITO_ARCHIVER_PAUSE_AT";
 
@@ -27,19 +27,23 @@ public static class ArchivePausePoints
         "deleted",              // hot delete committed, journal not yet 'done' (SQLite: another file)
         "done",                 // journal says done
     ];
+}
 
-    private static readonly string? s_point = Environment.GetEnvironmentVariable(EnvironmentVariable);
-    private static int s_hit;
+/// <summary>
+/// Called as a batch reaches each of <see cref="ArchivePausePoints.All"/>. Synchronous on purpose: several points sit
+/// inside SQLite's synchronous loops, and a pause must hold the thread exactly there (with its transaction open).
+/// </summary>
+internal interface IArchivePauses
+{
+    void Reach(string point, string batchId);
 
-    public static void Reach(string point, string batchId)
+    /// <summary>Production: nothing happens.</summary>
+    static IArchivePauses None { get; } = new NoPauses();
+
+    private sealed class NoPauses : IArchivePauses
     {
-        if (s_point is null || !string.Equals(s_point, point, StringComparison.Ordinal) || Interlocked.Exchange(ref s_hit, 1) == 1)
+        public void Reach(string point, string batchId)
         {
-            return;
         }
-
-        Console.Error.WriteLine($"SAITO-ARCHIVER-PAUSED {point} {batchId}");
-        Console.Error.Flush();
-        Thread.Sleep(int.TryParse(Environment.GetEnvironmentVariable(SecondsVariable), out int seconds) ? seconds * 1000 : Timeout.Infinite);
     }
 }

@@ -129,20 +129,25 @@ public sealed class Archiver : IAsyncDisposable
     private readonly IArchiveEngine _engine;
     private readonly KeyStrategy _keys;
     private readonly ILogger _logger;
+    private readonly IArchivePauses _pauses;
 
     public Archiver(StorageOptions storage, ILoggerFactory loggerFactory)
+        : this(storage, loggerFactory, IArchivePauses.None)
+    {
+    }
+
+    /// <summary>With a hook called at each of <see cref="ArchivePausePoints.All"/> (the crash tests stop the process there).</summary>
+    internal Archiver(StorageOptions storage, ILoggerFactory loggerFactory, IArchivePauses pauses)
     {
         ArgumentNullException.ThrowIfNull(storage);
         ArgumentNullException.ThrowIfNull(loggerFactory);
+        ArgumentNullException.ThrowIfNull(pauses);
         _keys = storage.KeyStrategy;
         _logger = loggerFactory.CreateLogger<Archiver>();
-        _engine = storage.Provider switch
-        {
-            StorageProvider.Sqlite => new SqliteArchiveEngine(storage),
-            StorageProvider.Postgres => new PostgresArchiveEngine(storage),
-            StorageProvider.SqlServer => new SqlServerArchiveEngine(storage),
-            _ => throw new ArchiveSetupException($"Unknown Storage:Provider {storage.Provider}."),
-        };
+        _pauses = pauses;
+        _engine = StorageProviders.TryGet(storage.Provider, out var registration)
+            ? registration.ArchiveEngine(storage, pauses)
+            : throw new ArchiveSetupException($"Unknown Storage:Provider {storage.Provider}.");
     }
 
     public string Describe() => _engine.Describe();
@@ -282,7 +287,7 @@ public sealed class Archiver : IAsyncDisposable
                     File = ExportFiles.DataPath(request.ExportDirectory, id, slice.Kind, request.Gzip),
                 };
                 await _engine.PlanAsync(batch, cancellationToken);
-                ArchivePausePoints.Reach("planned", batch.Id);
+                _pauses.Reach("planned", batch.Id);
                 var exported = await GuardedAsync(batch, summary, async () => await ExportStageAsync(batch, cancellationToken));
                 if (finishing is not null)
                 {
@@ -382,18 +387,18 @@ public sealed class Archiver : IAsyncDisposable
             {
                 if (i == half)
                 {
-                    ArchivePausePoints.Reach("mid-export", batch.Id);
+                    _pauses.Reach("mid-export", batch.Id);
                 }
             });
-        ArchivePausePoints.Reach("export-renamed", batch.Id);
+        _pauses.Reach("export-renamed", batch.Id);
         string first = rows[0].KeyText(batch.Keys);
         string last = rows[^1].KeyText(batch.Keys);
         ExportFiles.WriteManifest(batch.File, ExportFiles.Manifest(batch, batch.File, fileGzip, rows.Count, first, last, sha));
-        ArchivePausePoints.Reach("manifest-written", batch.Id);
+        _pauses.Reach("manifest-written", batch.Id);
         batch = batch with { State = BatchState.Exported, Rows = rows.Count, FirstKey = first, LastKey = last, Sha256 = sha };
         await _engine.SetStateAsync(batch, cancellationToken);
         ArchiveLog.Exported(_logger, batch.Id, rows.Count, first, last, batch.File, stopwatch.ElapsedMilliseconds, selectMs);
-        ArchivePausePoints.Reach("exported", batch.Id);
+        _pauses.Reach("exported", batch.Id);
         return (batch, rows);
     }
 
@@ -417,7 +422,7 @@ public sealed class Archiver : IAsyncDisposable
                     stopwatch.ElapsedMilliseconds, inserted == rows.Count ? string.Empty : $" ({rows.Count - inserted} already there: a resumed batch)");
             }
 
-            ArchivePausePoints.Reach("archived", batch.Id);
+            _pauses.Reach("archived", batch.Id);
         }
 
         if (batch.State == BatchState.Archived)
@@ -433,7 +438,7 @@ public sealed class Archiver : IAsyncDisposable
 
             kindSummary.AddBatch(rows.Count);
             Interlocked.Add(ref _progress, rows.Count);
-            ArchivePausePoints.Reach("done", batch.Id);
+            _pauses.Reach("done", batch.Id);
         }
 
         return batch;

@@ -3,6 +3,7 @@ using Npgsql;
 using NpgsqlTypes;
 using Saito.Storage.Keys;
 using Saito.Readings;
+using Saito.Storage.Data;
 using Saito.Storage.Schema;
 
 namespace Saito.Storage.Archive;
@@ -25,9 +26,13 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
     private readonly string? _archiveTablespace;
     private readonly string _description;
 
-    public PostgresArchiveEngine(StorageOptions options)
+    private readonly IArchivePauses _pauses;
+
+    public PostgresArchiveEngine(StorageOptions options, IArchivePauses pauses)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(pauses);
+        _pauses = pauses;
         if (string.IsNullOrWhiteSpace(options.ConnectionString))
         {
             throw new ArgumentException("Storage:ConnectionString is required for PostgreSQL.", nameof(options));
@@ -55,25 +60,9 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
     private const long RunLockKey = 0x5341_4954_4F41;
 
     /// <summary>A session advisory lock on a connection kept open for the run; closing it (or the process dying) releases it.</summary>
-    public async Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken)
-    {
-        var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        try
-        {
-            if (await ScalarAsync<bool>(connection, $"SELECT pg_try_advisory_lock({RunLockKey})", cancellationToken))
-            {
-                return connection;
-            }
-        }
-        catch
-        {
-            await connection.DisposeAsync();
-            throw;
-        }
-
-        await connection.DisposeAsync();
-        return null;
-    }
+    public async Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken) =>
+        await (await _dataSource.OpenConnectionAsync(cancellationToken))
+            .HoldSessionLockAsync($"SELECT pg_try_advisory_lock({RunLockKey})", result => result is true, cancellationToken);
 
     public async Task EnsureJournalAsync(CancellationToken cancellationToken)
     {
@@ -105,17 +94,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
     public async Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)
     {
         await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await using var command = new NpgsqlCommand(
-            "SELECT batch_id, run_id, kind, key_strategy, slice, slice_low, slice_high, cursor, cutoff, batch_rows, state, file, rows, first_key, last_key, sha256 " +
-            $"FROM {Journal}{(unfinishedOnly ? " WHERE state <> 'done'" : string.Empty)} ORDER BY batch_id", connection);
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
-        var batches = new List<ArchiveBatch>();
-        while (await reader.ReadAsync(cancellationToken))
-        {
-            batches.Add(ArchiveBatch.FromRecord(reader));
-        }
-
-        return batches;
+        return await ArchiveBatch.LoadAsync(connection, Journal, column => column, "'done'", unfinishedOnly, cancellationToken);
     }
 
     public async Task PlanAsync(ArchiveBatch batch, CancellationToken cancellationToken)
@@ -273,7 +252,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
             rows.Add(new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])));
             if (rows.Count == half)
             {
-                ArchivePausePoints.Reach("mid-select", batch.Id);
+                _pauses.Reach("mid-select", batch.Id);
             }
         }
 #pragma warning restore VSTHRD103
@@ -333,10 +312,10 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
             await transaction.RollbackAsync("saito_archive", cancellationToken);
         }
 
-        await ExecuteAsync(connection, $"CREATE TEMP TABLE saito_stage (LIKE {table}) ON COMMIT DROP", cancellationToken);
+        await connection.ExecuteAsync($"CREATE TEMP TABLE saito_stage (LIKE {table}) ON COMMIT DROP", cancellationToken);
         await CopyRowsAsync(connection, "saito_stage", kind, keys, rows, cancellationToken);
-        int inserted = await ExecuteAsync(connection, $"INSERT INTO {table} SELECT * FROM saito_stage ON CONFLICT DO NOTHING", cancellationToken);
-        await ExecuteAsync(connection, "DROP TABLE saito_stage", cancellationToken);
+        int inserted = await connection.ExecuteAsync($"INSERT INTO {table} SELECT * FROM saito_stage ON CONFLICT DO NOTHING", cancellationToken);
+        await connection.ExecuteAsync("DROP TABLE saito_stage", cancellationToken);
         return inserted;
     }
 
@@ -348,7 +327,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
         long inserted = await InsertRowsAsync(connection, transaction, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
             batch.Kind, batch.Keys, rows, cancellationToken);
-        ArchivePausePoints.Reach("archive-uncommitted", batch.Id);
+        _pauses.Reach("archive-uncommitted", batch.Id);
         await SetStateAsync(connection, batch with { State = BatchState.Archived }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
         return inserted;
@@ -402,10 +381,10 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
             deleted = await delete.ExecuteNonQueryAsync(cancellationToken);
         }
 
-        ArchivePausePoints.Reach("delete-uncommitted", batch.Id);
+        _pauses.Reach("delete-uncommitted", batch.Id);
         await SetStateAsync(connection, batch with { State = BatchState.Done }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
-        ArchivePausePoints.Reach("deleted", batch.Id);
+        _pauses.Reach("deleted", batch.Id);
         return deleted;
     }
 
@@ -439,13 +418,13 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
         string join = keys == KeyStrategy.Natural ? "a.device_id = s.device_id AND a.channel = s.channel AND a.ts = s.ts" : "a.id = s.id";
         await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
-        await ExecuteAsync(connection, $"CREATE TEMP TABLE saito_verify (LIKE {archive}) ON COMMIT DROP", cancellationToken);
+        await connection.ExecuteAsync($"CREATE TEMP TABLE saito_verify (LIKE {archive}) ON COMMIT DROP", cancellationToken);
         await CopyRowsAsync(connection, "saito_verify", kind, keys, rows, cancellationToken);
-        long inArchive = await ScalarAsync<long>(connection,
+        long inArchive = await connection.ScalarAsync<long>(
             $"SELECT count(*) FROM saito_verify AS s JOIN {archive} AS a ON {join} " +
             $"WHERE ({string.Join(", ", columns.Select(c => "a." + c))}) IS NOT DISTINCT FROM ({string.Join(", ", columns.Select(c => "s." + c))})",
             cancellationToken);
-        long inHot = await ScalarAsync<long>(connection,
+        long inHot = await connection.ScalarAsync<long>(
             $"SELECT count(*) FROM saito_verify AS s JOIN {ReadingTables.TableName(kind, keys, StorageTier.Hot)} AS a ON {join}", cancellationToken);
         await transaction.RollbackAsync(cancellationToken);
         return (inArchive, inHot);
@@ -471,25 +450,13 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine
     private async Task ExecuteAsync(string sql, CancellationToken cancellationToken)
     {
         await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await ExecuteAsync(connection, sql, cancellationToken);
-    }
-
-    private static async Task<int> ExecuteAsync(NpgsqlConnection connection, string sql, CancellationToken cancellationToken)
-    {
-        await using var command = new NpgsqlCommand(sql, connection);
-        return await command.ExecuteNonQueryAsync(cancellationToken);
+        await connection.ExecuteAsync(sql, cancellationToken);
     }
 
     private async Task<T> ScalarAsync<T>(string sql, CancellationToken cancellationToken)
     {
         await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        return await ScalarAsync<T>(connection, sql, cancellationToken);
-    }
-
-    private static async Task<T> ScalarAsync<T>(NpgsqlConnection connection, string sql, CancellationToken cancellationToken)
-    {
-        await using var command = new NpgsqlCommand(sql, connection);
-        return (T)(await command.ExecuteScalarAsync(cancellationToken))!;
+        return await connection.ScalarAsync<T>(sql, cancellationToken);
     }
 
     public ValueTask DisposeAsync() => _dataSource.DisposeAsync();

@@ -1,7 +1,9 @@
 using System.Data;
+using System.Data.Common;
 using Microsoft.Data.SqlClient;
 using Saito.Storage.Keys;
 using Saito.Readings;
+using Saito.Storage.Data;
 using Saito.Storage.Schema;
 using Saito.Storage.SqlServer;
 using static Saito.Storage.Archive.SqlServerArchiveSql;
@@ -29,9 +31,13 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
     private readonly string? _archiveFilegroup;
     private readonly int _timeoutSeconds;
 
-    public SqlServerArchiveEngine(StorageOptions options)
+    private readonly IArchivePauses _pauses;
+
+    public SqlServerArchiveEngine(StorageOptions options, IArchivePauses pauses)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(pauses);
+        _pauses = pauses;
         if (string.IsNullOrWhiteSpace(options.ConnectionString))
         {
             throw new ArchiveSetupException("Storage:ConnectionString is required for SQL Server.");
@@ -61,8 +67,8 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
         return await SqlServerReadingStore.OpenConnectionAsync(_connectionString, cancellationToken);
     }
 
-    private SqlCommand Command(SqlConnection connection, string sql, SqlTransaction? transaction = null) =>
-        new(sql, connection, transaction) { CommandTimeout = _timeoutSeconds };
+    private DbCommand Command(SqlConnection connection, string sql, SqlTransaction? transaction = null) =>
+        connection.Command(sql, _timeoutSeconds, transaction);
 
     private async Task<object?> ScalarAsync(SqlConnection connection, string sql, SqlTransaction? transaction, CancellationToken cancellationToken,
         params SqlParameter[] parameters)
@@ -89,42 +95,15 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
     public async Task<bool> JournalExistsAsync(CancellationToken cancellationToken) =>
         await ScalarAsync($"SELECT CASE WHEN OBJECT_ID(N'{SqlServerSql.Schema}.{Journal}', N'U') IS NULL THEN 0 ELSE 1 END", cancellationToken) is 1;
 
-    public async Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken)
-    {
-        var connection = await OpenAsync(cancellationToken);
-        try
-        {
-            if (await ScalarAsync(connection, RunLock, null, cancellationToken) is int result && result >= 0)
-            {
-                return connection;
-            }
-        }
-        catch
-        {
-            await connection.DisposeAsync();
-            throw;
-        }
-
-        await connection.DisposeAsync();
-        return null;
-    }
+    public async Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken) =>
+        await (await OpenAsync(cancellationToken)).HoldSessionLockAsync(RunLock, result => result is int code && code >= 0, cancellationToken, _timeoutSeconds);
 
     public async Task EnsureJournalAsync(CancellationToken cancellationToken) => await ScalarAsync(JournalDdl(_archiveFilegroup), cancellationToken);
 
     public async Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)
     {
         await using var connection = await OpenAsync(cancellationToken);
-        await using var command = Command(connection,
-            "SELECT [batch_id], [run_id], [kind], [key_strategy], [slice], [slice_low], [slice_high], [cursor], [cutoff], [batch_rows], [state], [file], [rows], [first_key], [last_key], [sha256] " +
-            $"FROM {SqlServerSql.Table(Journal)}{(unfinishedOnly ? " WHERE [state] <> N'done'" : string.Empty)} ORDER BY [batch_id]");
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
-        var batches = new List<ArchiveBatch>();
-        while (await reader.ReadAsync(cancellationToken))
-        {
-            batches.Add(ArchiveBatch.FromRecord(reader));
-        }
-
-        return batches;
+        return await ArchiveBatch.LoadAsync(connection, SqlServerSql.Table(Journal), SqlServerSql.Quote, "N'done'", unfinishedOnly, cancellationToken, _timeoutSeconds);
     }
 
     public async Task PlanAsync(ArchiveBatch batch, CancellationToken cancellationToken)
@@ -151,10 +130,11 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
         await using var command = Command(connection,
             $"UPDATE {SqlServerSql.Table(Journal)} SET [state] = @state, [rows] = @rows, [first_key] = @first, [last_key] = @last, [sha256] = @sha, [updated_at] = SYSUTCDATETIME() WHERE [batch_id] = @id",
             transaction);
-        command.Parameters.AddRange([
+        command.Parameters.AddRange(new SqlParameter[]
+        {
             Text("@state", ArchiveBatch.StateName(batch.State)), Big("@rows", batch.Rows), Text("@first", batch.FirstKey), Text("@last", batch.LastKey),
             Text("@sha", batch.Sha256), Text("@id", batch.Id),
-        ]);
+        });
         if (await command.ExecuteNonQueryAsync(cancellationToken) != 1)
         {
             throw new InvalidOperationException($"Batch {batch.Id} is not in the archive journal.");
@@ -249,7 +229,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             rows.Add(new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])));
             if (rows.Count == half)
             {
-                ArchivePausePoints.Reach("mid-select", batch.Id);
+                _pauses.Reach("mid-select", batch.Id);
             }
         }
 
@@ -284,7 +264,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
         await using var transaction = (SqlTransaction)await connection.BeginTransactionAsync(cancellationToken);
         long inserted = await InsertMissingAsync(connection, transaction, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
             batch.Kind, batch.Keys, rows, cancellationToken);
-        ArchivePausePoints.Reach("archive-uncommitted", batch.Id);
+        _pauses.Reach("archive-uncommitted", batch.Id);
         await SetStateAsync(connection, transaction, batch with { State = BatchState.Archived }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
         return inserted;
@@ -334,10 +314,10 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             await ScalarAsync(connection, "DROP TABLE #saito_keys", transaction, cancellationToken);
         }
 
-        ArchivePausePoints.Reach("delete-uncommitted", batch.Id);
+        _pauses.Reach("delete-uncommitted", batch.Id);
         await SetStateAsync(connection, transaction, batch with { State = BatchState.Done }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
-        ArchivePausePoints.Reach("deleted", batch.Id);
+        _pauses.Reach("deleted", batch.Id);
         return deleted;
     }
 

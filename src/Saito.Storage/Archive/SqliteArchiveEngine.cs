@@ -32,9 +32,13 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
     private readonly SqliteConnections _hot;
     private readonly SqliteConnections _archive;
 
-    public SqliteArchiveEngine(StorageOptions options)
+    private readonly IArchivePauses _pauses;
+
+    public SqliteArchiveEngine(StorageOptions options, IArchivePauses pauses)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(pauses);
+        _pauses = pauses;
         _hot = new SqliteConnections(Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)), options);
         _archive = new SqliteConnections(Path.GetFullPath(Path.Combine(options.ArchivePath, SqliteSchema.ArchiveFileName)), options);
     }
@@ -110,21 +114,10 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
         }
     }
 
-    public Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)
     {
-        using var connection = _archive.Open();
-        using var command = connection.CreateCommand();
-        command.CommandText =
-            "SELECT batch_id, run_id, kind, key_strategy, slice, slice_low, slice_high, cursor, cutoff, batch_rows, state, file, rows, first_key, last_key, sha256 " +
-            $"FROM {Journal}{(unfinishedOnly ? " WHERE state <> 'done'" : string.Empty)} ORDER BY batch_id";
-        using var reader = command.ExecuteReader();
-        var batches = new List<ArchiveBatch>();
-        while (reader.Read())
-        {
-            batches.Add(ArchiveBatch.FromRecord(reader));
-        }
-
-        return Task.FromResult<IReadOnlyList<ArchiveBatch>>(batches);
+        await using var connection = _archive.Open();
+        return await ArchiveBatch.LoadAsync(connection, Journal, column => column, "'done'", unfinishedOnly, cancellationToken);
     }
 
     public Task PlanAsync(ArchiveBatch batch, CancellationToken cancellationToken)
@@ -290,7 +283,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
             if (rows.Count == half)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                ArchivePausePoints.Reach("mid-select", batch.Id);
+                _pauses.Reach("mid-select", batch.Id);
             }
         }
 
@@ -366,7 +359,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
         using var connection = _archive.Open();
         using var transaction = connection.BeginTransaction(deferred: false);
         long inserted = InsertRows(connection, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive), batch.Kind, batch.Keys, rows, cancellationToken);
-        ArchivePausePoints.Reach("archive-uncommitted", batch.Id);
+        _pauses.Reach("archive-uncommitted", batch.Id);
         SetState(connection, transaction, batch with { State = BatchState.Archived });
         transaction.Commit();
         return Task.FromResult(inserted);
@@ -454,11 +447,11 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
                 }
             }
 
-            ArchivePausePoints.Reach("delete-uncommitted", batch.Id);
+            _pauses.Reach("delete-uncommitted", batch.Id);
             transaction.Commit();
         }
 
-        ArchivePausePoints.Reach("deleted", batch.Id);
+        _pauses.Reach("deleted", batch.Id);
         using (var archive = _archive.Open())
         {
             SetState(archive, null, batch with { State = BatchState.Done });

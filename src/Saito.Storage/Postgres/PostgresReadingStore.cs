@@ -1,3 +1,4 @@
+using System.Data.Common;
 using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Npgsql;
@@ -20,14 +21,11 @@ namespace Saito.Storage.Postgres;
 /// </para>
 /// Each call takes its own pooled connection from one <see cref="NpgsqlDataSource"/>, so many writers can run at once.
 /// </summary>
-public sealed class PostgresReadingStore : IReadingStore
+public sealed class PostgresReadingStore : BulkCopyReadingDatabase
 {
-    private const string Savepoint = "saito_kind";
-
     // pg_advisory_xact_lock key that serialises EnsureSchemaAsync between Saito processes ("SAITO" in ASCII).
     private const long SchemaLockKey = 0x5341_4954_4F;
 
-    private readonly StorageOptions _options;
     private readonly ILogger<PostgresReadingStore> _logger;
     private readonly NpgsqlDataSource _dataSource;
     private readonly CopyTarget[] _targets;
@@ -36,8 +34,8 @@ public sealed class PostgresReadingStore : IReadingStore
     private readonly string _description;
 
     public PostgresReadingStore(StorageOptions options, ILogger<PostgresReadingStore> logger)
+        : base(options)
     {
-        ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(logger);
         if (string.IsNullOrWhiteSpace(options.ConnectionString))
         {
@@ -52,7 +50,6 @@ public sealed class PostgresReadingStore : IReadingStore
             }
         }
 
-        _options = options;
         _logger = logger;
         var builder = new NpgsqlDataSourceBuilder(options.ConnectionString);
         builder.ConnectionStringBuilder.CommandTimeout = options.CommandTimeoutSeconds;
@@ -77,13 +74,13 @@ public sealed class PostgresReadingStore : IReadingStore
         _deadLetters = CopyTarget.ForDeadLetters();
     }
 
-    public StorageProvider Provider => StorageProvider.Postgres;
+    public override StorageProvider Provider => StorageProvider.Postgres;
 
-    public KeyStrategy KeyStrategy => _options.KeyStrategy;
+    public override string Describe() => _description;
 
-    public string Describe() => _description;
+    private protected override DbDataSource Source(StorageTier tier) => _dataSource;
 
-    public async Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken)
+    public override async Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken)
     {
         var created = new List<string>();
         var existing = new List<string>();
@@ -106,7 +103,7 @@ public sealed class PostgresReadingStore : IReadingStore
                 }
             }
 
-            foreach (var schemaObject in PostgresSchema.Objects(_options.Postgres))
+            foreach (var schemaObject in PostgresSchema.Objects(Options.Postgres))
             {
                 if (names.Contains(schemaObject.Name))
                 {
@@ -143,7 +140,7 @@ public sealed class PostgresReadingStore : IReadingStore
     /// </summary>
     private async Task EnsureTablespacesAsync(NpgsqlConnection connection, List<string> created, List<string> existing, CancellationToken cancellationToken)
     {
-        var postgres = _options.Postgres;
+        var postgres = Options.Postgres;
         var wanted = new List<(string Name, string? Location, string Setting)>();
         if (!string.IsNullOrEmpty(postgres.HotTablespace))
         {
@@ -205,9 +202,9 @@ public sealed class PostgresReadingStore : IReadingStore
     private async Task WarnAboutMisplacedTablesAsync(NpgsqlConnection connection, CancellationToken cancellationToken)
     {
         var configured = new Dictionary<string, string>(StringComparer.Ordinal);
-        foreach (var schemaObject in PostgresSchema.Objects(_options.Postgres))
+        foreach (var schemaObject in PostgresSchema.Objects(Options.Postgres))
         {
-            string? tablespace = schemaObject.Tier == StorageTier.Hot ? _options.Postgres.HotTablespace : _options.Postgres.ArchiveTablespace;
+            string? tablespace = schemaObject.Tier == StorageTier.Hot ? Options.Postgres.HotTablespace : Options.Postgres.ArchiveTablespace;
             if (schemaObject.Kind == SchemaObjectKind.Table)
             {
                 configured[schemaObject.Name] = string.IsNullOrEmpty(tablespace) ? string.Empty : tablespace.ToLowerInvariant();
@@ -227,21 +224,7 @@ public sealed class PostgresReadingStore : IReadingStore
         }
     }
 
-    public async Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken)
-    {
-        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await using var command = new NpgsqlCommand($"SELECT serial, id FROM {ReadingTables.DeviceTable}", connection);
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
-        var devices = new Dictionary<string, int>(StringComparer.Ordinal);
-        while (await reader.ReadAsync(cancellationToken))
-        {
-            devices[reader.GetString(0)] = reader.GetInt32(1);
-        }
-
-        return devices;
-    }
-
-    public async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
+    public override async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
     {
         ArgumentException.ThrowIfNullOrEmpty(serial);
         await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
@@ -280,58 +263,34 @@ public sealed class PostgresReadingStore : IReadingStore
         return (int)(await upsert.ExecuteScalarAsync(cancellationToken))!;
     }
 
-    public async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
+    /// <summary>COPY straight into the table, in primary-key order; null on unique_violation (the table already holds one of them).</summary>
+    private protected override async Task<long?> CopyReadingsAsync(
+        DbConnection connection, DbTransaction transaction, ReadingKind kind, IReadOnlyList<Reading> readings, CancellationToken cancellationToken)
     {
-        ArgumentNullException.ThrowIfNull(batch);
-        if (batch.IsEmpty)
+        var target = _targets[(int)kind];
+        using var order = ReadingOrder.ByteOrdered(readings, KeyStrategy, StorageProvider.Postgres);
+        try
         {
-            return default;
+            return await CopyReadingsAsync((NpgsqlConnection)connection, target.CopySql, target, readings, order, cancellationToken);
         }
-
-        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
-        long sent = 0;
-        long inserted = 0;
-        foreach (var kind in ReadingKinds.All)
+        catch (PostgresException e) when (e.SqlState == PostgresErrorCodes.UniqueViolation)
         {
-            var readings = batch.Of(kind);
-            if (readings.Count == 0)
-            {
-                continue;
-            }
-
-            var target = _targets[(int)kind];
-            using var order = ReadingOrder.ByteOrdered(readings, KeyStrategy, StorageProvider.Postgres);
-            await transaction.SaveAsync(Savepoint, cancellationToken);
-            try
-            {
-                inserted += await CopyReadingsAsync(connection, target.CopySql, target, readings, order, cancellationToken);
-            }
-            catch (PostgresException e) when (e.SqlState == PostgresErrorCodes.UniqueViolation)
-            {
-                await transaction.RollbackAsync(Savepoint, cancellationToken);
-                PostgresLog.DuplicatesStaged(_logger, target.Table, readings.Count);
-                inserted += await StageReadingsAsync(connection, target, readings, order, cancellationToken);
-            }
-
-            sent += readings.Count;
+            return null;
         }
-
-        if (batch.DeadLetters.Count > 0)
-        {
-            await CopyDeadLettersAsync(connection, batch.DeadLetters, cancellationToken);
-        }
-
-        await transaction.CommitAsync(cancellationToken);
-        return new BatchWriteResult(inserted, sent - inserted, batch.DeadLetters.Count);
     }
 
-    /// <summary>The staging path: COPY into the session's temporary twin of the table, then insert what is new.</summary>
-    private async Task<long> StageReadingsAsync(
-        NpgsqlConnection connection, CopyTarget target, IReadOnlyList<Reading> readings, ReadingOrder order, CancellationToken cancellationToken)
+    /// <summary>
+    /// The staging path: COPY into the session's temporary twin of the table, then insert what is new. The key order is
+    /// worked out again here (the fast path's is gone with its rollback): a second sort, only on this rare path.
+    /// </summary>
+    private protected override async Task<long> StageReadingsAsync(
+        DbConnection connection, DbTransaction transaction, ReadingKind kind, IReadOnlyList<Reading> readings, CancellationToken cancellationToken)
     {
+        var target = _targets[(int)kind];
+        PostgresLog.DuplicatesStaged(_logger, target.Table, readings.Count);
+        using var order = ReadingOrder.ByteOrdered(readings, KeyStrategy, StorageProvider.Postgres);
         await ExecuteAsync(connection, target.CreateStageSql, cancellationToken);
-        await CopyReadingsAsync(connection, target.StageCopySql, target, readings, order, cancellationToken);
+        await CopyReadingsAsync((NpgsqlConnection)connection, target.StageCopySql, target, readings, order, cancellationToken);
         return await ExecuteAsync(connection, target.InsertFromStageSql, cancellationToken);
     }
 
@@ -385,9 +344,10 @@ public sealed class PostgresReadingStore : IReadingStore
         $"(device {reading.DeviceId}, channel {reading.Channel}, {reading.Timestamp:O}); the batch is not written.",
         nameof(reading));
 
-    private async Task CopyDeadLettersAsync(NpgsqlConnection connection, List<DeadLetter> deadLetters, CancellationToken cancellationToken)
+    private protected override async Task CopyDeadLettersAsync(
+        DbConnection connection, DbTransaction transaction, List<DeadLetter> deadLetters, CancellationToken cancellationToken)
     {
-        await using var importer = await connection.BeginBinaryImportAsync(_deadLetters.CopySql, cancellationToken);
+        await using var importer = await ((NpgsqlConnection)connection).BeginBinaryImportAsync(_deadLetters.CopySql, cancellationToken);
         importer.Timeout = _copyTimeout;
         foreach (var letter in deadLetters)
         {
@@ -419,47 +379,6 @@ public sealed class PostgresReadingStore : IReadingStore
         await importer.CompleteAsync(cancellationToken);
     }
 
-    public async Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken)
-    {
-        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await using var command = new NpgsqlCommand($"SELECT count(*) FROM {ReadingTables.TableName(kind, KeyStrategy, tier)}", connection);
-        return (long)(await command.ExecuteScalarAsync(cancellationToken))!;
-    }
-
-    public async Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken)
-    {
-        var valueColumns = ReadingTables.ValueColumns(kind);
-        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await using var command = new NpgsqlCommand(
-            $"SELECT device_id, channel, ts, {string.Join(", ", valueColumns)}, received_at " +
-            $"FROM {ReadingTables.TableName(kind, KeyStrategy, tier)} WHERE device_id = @device_id ORDER BY ts, channel",
-            connection);
-        command.Parameters.AddWithValue("device_id", deviceId);
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
-        var readings = new List<Reading>();
-        var values = new double?[4];
-        while (await reader.ReadAsync(cancellationToken))
-        {
-            for (int i = 0; i < valueColumns.Count; i++)
-            {
-                values[i] = await reader.IsDBNullAsync(3 + i, cancellationToken) ? null : reader.GetDouble(3 + i);
-            }
-
-            readings.Add(new Reading(
-                kind,
-                reader.GetInt32(0),
-                reader.GetInt32(1),
-                reader.GetDateTime(2),
-                reader.GetDateTime(3 + valueColumns.Count),
-                values[0],
-                values[1],
-                values[2],
-                values[3]));
-        }
-
-        return readings;
-    }
-
     /// <summary>A column a table made by an older Saito lacks (<see cref="PostgresSchema.AddedColumns"/>), added in the schema transaction.</summary>
     private async Task AddColumnIfMissingAsync(NpgsqlConnection connection, AddedColumn added, CancellationToken cancellationToken)
     {
@@ -477,43 +396,12 @@ public sealed class PostgresReadingStore : IReadingStore
         PostgresLog.ColumnAdded(_logger, added.Table, added.Column);
     }
 
-    public async Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken)
-    {
-        ArgumentOutOfRangeException.ThrowIfNegative(limit);
-        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await using var command = new NpgsqlCommand(
-            $"SELECT received_at, topic, client_id, reason, detail, payload, payload_bytes FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT @limit",
-            connection);
-        command.Parameters.AddWithValue("limit", limit);
-        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
-        var letters = new List<DeadLetter>();
-        while (await reader.ReadAsync(cancellationToken))
-        {
-            letters.Add(new DeadLetter(
-                reader.GetDateTime(0),
-                reader.GetString(1),
-                await reader.IsDBNullAsync(2, cancellationToken) ? null : reader.GetString(2),
-                reader.GetString(3),
-                reader.GetString(4),
-                reader.GetString(5),
-                await reader.IsDBNullAsync(6, cancellationToken) ? null : await reader.GetFieldValueAsync<byte[]>(6, cancellationToken)));
-        }
-
-        return letters;
-    }
-
-    public async Task PingAsync(CancellationToken cancellationToken)
-    {
-        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        await ExecuteAsync(connection, "SELECT 1", cancellationToken);
-    }
-
     /// <summary>
     /// Worth retrying: what Npgsql calls transient (lost connections, timeouts), serialization failures (40001),
     /// deadlocks (40P01), a server shutting down or starting (57P01, 57P03), too many connections (53300) and every
     /// connection exception (class 08); and the network errors underneath.
     /// </summary>
-    public bool IsTransient(Exception exception)
+    public override bool IsTransient(Exception exception)
     {
         for (var current = exception; current is not null; current = current.InnerException)
         {
@@ -539,13 +427,7 @@ public sealed class PostgresReadingStore : IReadingStore
         return false;
     }
 
-    public ValueTask DisposeAsync() => _dataSource.DisposeAsync();
-
-    private static async Task<int> ExecuteAsync(NpgsqlConnection connection, string sql, CancellationToken cancellationToken)
-    {
-        await using var command = new NpgsqlCommand(sql, connection);
-        return await command.ExecuteNonQueryAsync(cancellationToken);
-    }
+    public override ValueTask DisposeAsync() => _dataSource.DisposeAsync();
 
     /// <summary>The statements of one table's COPY and its staging path, built once.</summary>
     private sealed class CopyTarget

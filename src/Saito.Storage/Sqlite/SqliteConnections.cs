@@ -1,9 +1,13 @@
+using System.Data.Common;
 using Microsoft.Data.Sqlite;
 
 namespace Saito.Storage.Sqlite;
 
-/// <summary>Opens connections to one SQLite file with Saito's settings.</summary>
-internal sealed class SqliteConnections
+/// <summary>
+/// Opens connections to one SQLite file with Saito's settings: the <see cref="DbDataSource"/> of one tier. Every open
+/// (also through <see cref="DbDataSource.OpenConnectionAsync"/>) sets the connection's pragmas.
+/// </summary>
+internal sealed class SqliteConnections : DbDataSource
 {
     private readonly string _pragmas;
 
@@ -25,7 +29,7 @@ internal sealed class SqliteConnections
 
     public string File { get; }
 
-    public string ConnectionString { get; }
+    public override string ConnectionString { get; }
 
     public static string Synchronous(StorageOptions options) => options.Sqlite.Synchronous == SqliteSynchronous.Normal ? "NORMAL" : "FULL";
 
@@ -46,6 +50,17 @@ internal sealed class SqliteConnections
             connection.Dispose();
             throw;
         }
+    }
+
+    protected override DbConnection CreateDbConnection() => new SqliteConnection(ConnectionString);
+
+    protected override DbConnection OpenDbConnection() => Open();
+
+    /// <summary>Synchronous, as every Microsoft.Data.Sqlite open is.</summary>
+    protected override ValueTask<DbConnection> OpenDbConnectionAsync(CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return ValueTask.FromResult<DbConnection>(Open());
     }
 
     /// <summary>Sets WAL journaling (a property of the file, kept once set) and returns the journal mode in force.</summary>

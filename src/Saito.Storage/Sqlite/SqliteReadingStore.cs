@@ -1,3 +1,4 @@
+using System.Data.Common;
 using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.Logging;
 using Saito.Storage.Keys;
@@ -18,9 +19,13 @@ namespace Saito.Storage.Sqlite;
 /// </para>
 /// SQLite's API is synchronous: the async methods do their work on the calling thread.
 /// </summary>
-public sealed class SqliteReadingStore : IReadingStore
+/// <para>
+/// The reads are <see cref="ReadingDatabase"/>'s; the write path is SQLite's own (one writer, prepared statements,
+/// <c>INSERT OR IGNORE</c>), not the savepoint and bulk-copy loop of the servers: SQLite has no bulk path to fall back
+/// from, and one prepared insert per row on the one writer connection is its fast path.
+/// </para>
+public sealed class SqliteReadingStore : ReadingDatabase
 {
-    private readonly StorageOptions _options;
     private readonly ILogger<SqliteReadingStore> _logger;
     private readonly SqliteConnections _hot;
     private readonly SqliteConnections _archive;
@@ -30,19 +35,16 @@ public sealed class SqliteReadingStore : IReadingStore
     private bool _disposed;
 
     public SqliteReadingStore(StorageOptions options, ILogger<SqliteReadingStore> logger)
+        : base(options)
     {
-        ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(logger);
-        _options = options;
         _logger = logger;
         _hot = new SqliteConnections(Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)), options);
         _archive = new SqliteConnections(Path.GetFullPath(Path.Combine(options.ArchivePath, SqliteSchema.ArchiveFileName)), options);
         _synchronous = SqliteConnections.Synchronous(options);
     }
 
-    public StorageProvider Provider => StorageProvider.Sqlite;
-
-    public KeyStrategy KeyStrategy => _options.KeyStrategy;
+    public override StorageProvider Provider => StorageProvider.Sqlite;
 
     /// <summary>The hot-tier database file.</summary>
     public string HotFile => _hot.File;
@@ -50,11 +52,11 @@ public sealed class SqliteReadingStore : IReadingStore
     /// <summary>The archive-tier database file.</summary>
     public string ArchiveFile => _archive.File;
 
-    public string Describe() =>
+    public override string Describe() =>
         $"SQLite hot {_hot.File}, archive {_archive.File} (keys {SchemaScript.KeyStrategyName(KeyStrategy)}, " +
         $"synchronous {_synchronous})";
 
-    public Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken) => Task.FromResult(EnsureSchema(cancellationToken));
+    public override Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken) => Task.FromResult(EnsureSchema(cancellationToken));
 
     private SchemaReport EnsureSchema(CancellationToken cancellationToken)
     {
@@ -155,28 +157,7 @@ public sealed class SqliteReadingStore : IReadingStore
         return names;
     }
 
-    public Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken)
-    {
-        cancellationToken.ThrowIfCancellationRequested();
-        return Task.FromResult<IReadOnlyDictionary<string, int>>(LoadDevices());
-    }
-
-    private Dictionary<string, int> LoadDevices()
-    {
-        using var connection = _hot.Open();
-        using var command = connection.CreateCommand();
-        command.CommandText = $"SELECT serial, id FROM {ReadingTables.DeviceTable}";
-        using var reader = command.ExecuteReader();
-        var devices = new Dictionary<string, int>(StringComparer.Ordinal);
-        while (reader.Read())
-        {
-            devices[reader.GetString(0)] = reader.GetInt32(1);
-        }
-
-        return devices;
-    }
-
-    public async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
+    public override async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
     {
         ArgumentException.ThrowIfNullOrEmpty(serial);
         await _writeLock.WaitAsync(cancellationToken);
@@ -199,7 +180,7 @@ public sealed class SqliteReadingStore : IReadingStore
         }
     }
 
-    public async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
+    public override async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(batch);
         if (batch.IsEmpty)
@@ -264,122 +245,27 @@ public sealed class SqliteReadingStore : IReadingStore
         writer.Dispose();
     }
 
-    public Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken)
-    {
-        cancellationToken.ThrowIfCancellationRequested();
-        return Task.FromResult(Count(kind, tier));
-    }
-
-    private long Count(ReadingKind kind, StorageTier tier)
-    {
-        using var connection = Connections(tier).Open();
-        using var command = connection.CreateCommand();
-        command.CommandText = $"SELECT count(*) FROM {ReadingTables.TableName(kind, KeyStrategy, tier)}";
-        return (long)command.ExecuteScalar()!;
-    }
-
-    public Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken)
-    {
-        cancellationToken.ThrowIfCancellationRequested();
-        return Task.FromResult<IReadOnlyList<Reading>>(Read(kind, tier, deviceId));
-    }
-
-    private List<Reading> Read(ReadingKind kind, StorageTier tier, int deviceId)
-    {
-        var valueColumns = ReadingTables.ValueColumns(kind);
-        using var connection = Connections(tier).Open();
-        using var command = connection.CreateCommand();
-        command.CommandText =
-            $"SELECT device_id, channel, ts, {string.Join(", ", valueColumns)}, received_at " +
-            $"FROM {ReadingTables.TableName(kind, KeyStrategy, tier)} WHERE device_id = $device_id ORDER BY ts, channel";
-        command.Parameters.AddWithValue("$device_id", deviceId);
-        using var reader = command.ExecuteReader();
-        var readings = new List<Reading>();
-        var values = new double?[4];
-        while (reader.Read())
-        {
-            for (int i = 0; i < valueColumns.Count; i++)
-            {
-                values[i] = reader.IsDBNull(3 + i) ? null : reader.GetDouble(3 + i);
-            }
-
-            readings.Add(new Reading(
-                kind,
-                reader.GetInt32(0),
-                reader.GetInt32(1),
-                ReadingTime.FromUnixMicroseconds(reader.GetInt64(2)),
-                ReadingTime.FromUnixMicroseconds(reader.GetInt64(3 + valueColumns.Count)),
-                values[0],
-                values[1],
-                values[2],
-                values[3]));
-        }
-
-        return readings;
-    }
-
-    public Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken)
-    {
-        ArgumentOutOfRangeException.ThrowIfNegative(limit);
-        cancellationToken.ThrowIfCancellationRequested();
-        return Task.FromResult<IReadOnlyList<DeadLetter>>(ReadDeadLetters(limit));
-    }
-
-    private List<DeadLetter> ReadDeadLetters(int limit)
-    {
-        using var connection = _hot.Open();
-        using var command = connection.CreateCommand();
-        command.CommandText =
-            $"SELECT received_at, topic, client_id, reason, detail, payload, payload_bytes FROM {ReadingTables.DeadLetterTable} ORDER BY id DESC LIMIT $limit";
-        command.Parameters.AddWithValue("$limit", limit);
-        using var reader = command.ExecuteReader();
-        var letters = new List<DeadLetter>();
-        while (reader.Read())
-        {
-            letters.Add(new DeadLetter(
-                ReadingTime.FromUnixMicroseconds(reader.GetInt64(0)),
-                reader.GetString(1),
-                reader.IsDBNull(2) ? null : reader.GetString(2),
-                reader.GetString(3),
-                reader.GetString(4),
-                reader.GetString(5),
-                reader.IsDBNull(6) ? null : (byte[])reader.GetValue(6)));
-        }
-
-        return letters;
-    }
-
-    public Task PingAsync(CancellationToken cancellationToken)
-    {
-        cancellationToken.ThrowIfCancellationRequested();
-        Ping();
-        return Task.CompletedTask;
-    }
-
-    private void Ping()
-    {
-        using var connection = _hot.Open();
-        using var command = connection.CreateCommand();
-        command.CommandText = "SELECT 1";
-        command.ExecuteScalar();
-    }
-
     /// <summary>Busy or locked (another connection held the file past the busy timeout), or an I/O hiccup.</summary>
-    public bool IsTransient(Exception exception) => exception switch
+    public override bool IsTransient(Exception exception) => exception switch
     {
         SqliteException sqlite => sqlite.SqliteErrorCode is SQLitePCL.raw.SQLITE_BUSY or SQLitePCL.raw.SQLITE_LOCKED,
         TimeoutException or IOException => true,
         _ => false,
     };
 
-    private SqliteConnections Connections(StorageTier tier) => tier switch
+    private protected override string Parameter(string name) => "$" + name;
+
+    /// <summary>Microseconds since 1970, in an integer column.</summary>
+    private protected override DateTime ReadTime(DbDataReader reader, int ordinal) => ReadingTime.FromUnixMicroseconds(reader.GetInt64(ordinal));
+
+    private protected override DbDataSource Source(StorageTier tier) => tier switch
     {
         StorageTier.Hot => _hot,
         StorageTier.Archive => _archive,
         _ => throw new ArgumentOutOfRangeException(nameof(tier), tier, null),
     };
 
-    public async ValueTask DisposeAsync()
+    public override async ValueTask DisposeAsync()
     {
         if (_disposed)
         {
