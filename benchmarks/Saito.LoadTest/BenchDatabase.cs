@@ -74,7 +74,7 @@ internal sealed class BenchDatabase : IAsyncDisposable
         {
             case StorageProvider.Postgres:
             {
-                string name = PostgresDatabases.Name(purpose);
+                string name = PostgresTools.Name(purpose);
                 options.ConnectionString = await PostgresDatabases.CreateAsync(target.Server!, name, token);
                 (options.Postgres.HotTablespace, options.Postgres.HotTablespaceLocation) = Tablespace(target.Hot);
                 (options.Postgres.ArchiveTablespace, options.Postgres.ArchiveTablespaceLocation) = Tablespace(target.Archive);
@@ -83,7 +83,7 @@ internal sealed class BenchDatabase : IAsyncDisposable
 
             case StorageProvider.SqlServer:
             {
-                string name = PostgresDatabases.Name(purpose);
+                string name = PostgresTools.Name(purpose);
                 options.ConnectionString = await SqlServerDatabases.CreateAsync(target.Server!, name, token);
                 if (target.Hot.Name != "default")
                 {

@@ -134,7 +134,7 @@ internal sealed class BenchOptions
         switch (target.Database)
         {
             case StorageProvider.Postgres:
-                text += ", PostgreSQL " + await PostgresDatabases.DescribeAsync(target.Server!, token);
+                text += ", PostgreSQL " + await PostgresTools.DescribeAsync(target.Server!, token);
                 break;
             case StorageProvider.SqlServer:
                 text += ", SQL Server " + await SqlServerDatabases.DescribeAsync(target.Server!, token);

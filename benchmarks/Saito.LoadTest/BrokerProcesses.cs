@@ -35,7 +35,7 @@ internal sealed class BrokerProcess : IAsyncDisposable
             throw new InvalidOperationException($"Mosquitto not found at {binary}: apt-get install mosquitto");
         }
 
-        int port = LocalServers.FreePort();
+        int port = FreePort.Next();
         string dir = Path.Combine(Path.GetTempPath(), "saito-load-mosquitto-" + port);
         Directory.CreateDirectory(dir);
         string config = Path.Combine(dir, "mosquitto.conf");
@@ -55,8 +55,8 @@ internal sealed class BrokerProcess : IAsyncDisposable
     public static async Task<BrokerProcess> StartSaitoAsync(int inflight)
     {
         string dll = LocalServers.SaitoServerDll();
-        int port = LocalServers.FreePort();
-        int http = LocalServers.FreePort();
+        int port = FreePort.Next();
+        int http = FreePort.Next();
         var process = Start("dotnet", [dll, $"--urls=http://127.0.0.1:{http}", "--Mqtt:BindAddress=127.0.0.1", $"--Mqtt:Port={port}",
             $"--Mqtt:MaxInflightMessages={inflight}", "--Mqtt:MaxQueuedMessages=10000000", "--Logging:LogLevel:Default=Warning",
             // The load's topics (load/...) are not Saito reading topics, so nothing is stored; the folder keeps the empty

@@ -222,7 +222,7 @@ internal static class BulkCommand
         string text = $"{Environment.ProcessorCount} cores ({cpu}), .NET {Environment.Version}";
         if (s.Database == StorageProvider.Postgres)
         {
-            text += ", PostgreSQL " + await PostgresDatabases.DescribeAsync(s.PostgresServer!, token);
+            text += ", PostgreSQL " + await PostgresTools.DescribeAsync(s.PostgresServer!, token);
         }
         else
         {

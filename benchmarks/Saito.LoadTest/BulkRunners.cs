@@ -84,7 +84,7 @@ internal sealed class BulkRunners(BulkSettings settings, Reading[] rows, string?
         string table = ReadingTables.TableName(ReadingKind.Biosensor, fresh.Options.KeyStrategy, StorageTier.Hot);
         string copy = $"\\copy {table} ({BulkReadings.CopyColumns}) FROM '{csvPath}' WITH (FORMAT csv)";
         var cpu = new CpuMeter();
-        var elapsed = await PostgresDatabases.RunPsqlAsync(settings.Psql, fresh.Options.ConnectionString!, copy, token);
+        var elapsed = await PostgresTools.RunPsqlAsync(settings.Psql, fresh.Options.ConnectionString!, copy, token);
         var cores = cpu.Cores();
 
         await using var counter = ReadingStores.Create(fresh.Options, loggers);
@@ -194,7 +194,7 @@ internal sealed class BulkRunners(BulkSettings settings, Reading[] rows, string?
     {
         if (settings.Database == StorageProvider.Postgres)
         {
-            string name = PostgresDatabases.Name("bulk_" + purpose);
+            string name = PostgresTools.Name("bulk_" + purpose);
             string cs = await PostgresDatabases.CreateAsync(settings.PostgresServer!, name, token);
             return new FreshDatabase(
                 new StorageOptions { Provider = StorageProvider.Postgres, ConnectionString = cs, Writers = settings.Writers, BatchSize = settings.Batch },

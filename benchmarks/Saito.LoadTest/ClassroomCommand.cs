@@ -206,7 +206,7 @@ internal static class ClassroomCommand
         AnsiConsole.MarkupLine($"[bold]classroom {o.DbName}[/]: {Markup.Escape(load)}");
         AnsiConsole.MarkupLine(Markup.Escape(machine));
 
-        string dbName = PostgresDatabases.Name("classroom");
+        string dbName = PostgresTools.Name("classroom");
         string workDir = o.Work ?? Path.Combine(Path.GetTempPath(), $"saito-classroom-db-{Environment.ProcessId}");
         string logPath = o.OutDir is not null ? Path.Combine(o.OutDir, "server.log") : Path.Combine(Path.GetTempPath(), $"saito-classroom-{Environment.ProcessId}-server.log");
         bool created = false;
@@ -237,12 +237,12 @@ internal static class ClassroomCommand
                     }
                     else
                     {
-                        SaitoServerProcess.UseFreshSqlite(storage, storageArgs, workDir, o.Synchronous);
+                        LocalServers.UseFreshSqlite(storage, storageArgs, workDir, o.Synchronous);
                         created = true;
                     }
 
-                    server = await SaitoServerProcess.StartAsync(o.ServerDll, storageArgs, o.ServerArgs.Select(a => "--" + a), [], logPath, TimeSpan.FromSeconds(120), token);
-                    AnsiConsole.MarkupLine($"Saito.Server pid {server.Pid}, MQTT on 127.0.0.1:{server.Port}, log {Markup.Escape(server.LogPath)}");
+                    server = await LocalServers.StartSaitoAsync(o.ServerDll, storageArgs, o.ServerArgs.Select(a => "--" + a), [], logPath, TimeSpan.FromSeconds(120), token);
+                    AnsiConsole.MarkupLine($"Saito.Server pid {server.Pid}, MQTT on 127.0.0.1:{server.Port}, log {Markup.Escape(logPath)}");
                     database = new ClassroomDatabase(o.Database, storage.ConnectionString, Path.Combine(storage.HotPath, SqliteSchema.HotFileName), o.KeyStrategy);
                 }
 
@@ -329,7 +329,7 @@ internal static class ClassroomCommand
         string text = $"{Environment.ProcessorCount} cores ({cpu}), .NET {Environment.Version}";
         if (o.Database == StorageProvider.Postgres)
         {
-            text += ", PostgreSQL " + await PostgresDatabases.DescribeAsync(o.Postgres!, token);
+            text += ", PostgreSQL " + await PostgresTools.DescribeAsync(o.Postgres!, token);
         }
         else if (o.Broker is null)
         {

@@ -101,7 +101,7 @@ internal static class IngestCommand
         string run = "lt" + DateTime.UtcNow.ToString("HHmmss", CultureInfo.InvariantCulture);
         string outDir = o.OutDir ?? Path.Combine(Path.GetTempPath(), $"saito-ingest-{Environment.ProcessId}");
         Directory.CreateDirectory(outDir);
-        string dbName = PostgresDatabases.Name("ingest");
+        string dbName = PostgresTools.Name("ingest");
         string workDir = o.Work ?? Path.Combine(Path.GetTempPath(), $"saito-ingest-db-{Environment.ProcessId}");
 
         var storage = new StorageOptions { Provider = o.Database };
@@ -113,7 +113,7 @@ internal static class IngestCommand
         }
         else
         {
-            SaitoServerProcess.UseFreshSqlite(storage, storageArgs, workDir, o.Synchronous);
+            LocalServers.UseFreshSqlite(storage, storageArgs, workDir, o.Synchronous);
         }
 
         string machine = await DescribeMachineAsync(o, token);
@@ -127,13 +127,14 @@ internal static class IngestCommand
         int deadLetters;
         string? firstDeadLetter;
         int pid;
+        string logPath = Path.Combine(outDir, "server.log");
         try
         {
-            await using (var server = await SaitoServerProcess.StartAsync(o.ServerDll, storageArgs, o.ServerArgs.Select(a => "--" + a), environment,
-                             Path.Combine(outDir, "server.log"), TimeSpan.FromSeconds(120), token))
+            await using (var server = await LocalServers.StartSaitoAsync(o.ServerDll, storageArgs, o.ServerArgs.Select(a => "--" + a), environment,
+                             logPath, TimeSpan.FromSeconds(120), token))
             {
                 pid = server.Pid;
-                AnsiConsole.MarkupLine($"Saito.Server pid {pid}, MQTT on 127.0.0.1:{server.Port}, log {Markup.Escape(server.LogPath)}");
+                AnsiConsole.MarkupLine($"Saito.Server pid {pid}, MQTT on 127.0.0.1:{server.Port}, log {Markup.Escape(logPath)}");
                 result = await IngestLoad.RunAsync(s, server.Port, server.Pid, run, token);
                 if (server.HasExited)
                 {
@@ -187,7 +188,7 @@ internal static class IngestCommand
         string cpu = (await File.ReadAllLinesAsync("/proc/cpuinfo", token)).FirstOrDefault(l => l.StartsWith("model name", StringComparison.Ordinal))?.Split(':', 2)[1].Trim() ?? "?";
         string text = $"{Environment.ProcessorCount} cores ({cpu}), .NET {Environment.Version}";
         text += o.Database == StorageProvider.Postgres
-            ? ", PostgreSQL " + await PostgresDatabases.DescribeAsync(o.PostgresServer!, token)
+            ? ", PostgreSQL " + await PostgresTools.DescribeAsync(o.PostgresServer!, token)
             : $", SQLite synchronous={o.Synchronous.ToString().ToLowerInvariant()}";
         if (o.ServerArgs.Length > 0)
         {

@@ -1,7 +1,6 @@
 using System.CommandLine;
 using System.Text.Json;
 using Saito.LoadTest.Tests.Classroom;
-using Saito.Storage.Tests.Postgres;
 
 namespace Saito.LoadTest.Tests.Tiers;
 

@@ -1,6 +1,6 @@
 using Saito.Readings;
 
-namespace Saito.Storage.Tests.Contract;
+namespace Saito.Testing;
 
 /// <summary>Readings for tests: deterministic, distinct, with microsecond timestamps and awkward values.</summary>
 public static class TestReadings
@@ -61,7 +61,7 @@ public static class TestReadings
         return batch;
     }
 
-    /// <summary>What <see cref="IReadingStore.ReadAsync"/> returns for a device: its readings oldest first, then by channel.</summary>
+    /// <summary>What <c>IReadingStore.ReadAsync</c> returns for a device: its readings oldest first, then by channel.</summary>
     public static List<Reading> AsRead(IEnumerable<Reading> readings, int deviceId) =>
         readings.Where(r => r.DeviceId == deviceId).OrderBy(r => r.Timestamp).ThenBy(r => r.Channel).ToList();
 }

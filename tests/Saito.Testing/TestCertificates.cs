@@ -2,7 +2,7 @@ using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
-namespace Saito.Mqtt.Tests.Infrastructure;
+namespace Saito.Testing;
 
 /// <summary>
 /// A throwaway CA and a server certificate for localhost / 127.0.0.1, written as PEM files,

@@ -1,7 +1,6 @@
 using System.Text.Json;
-using Saito.Mqtt.Tests.Infrastructure;
 
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>
 /// The two scripts in tests/clients (paho_client.py and mqttjs_client.js) share one command line and

@@ -1,7 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 
-namespace Saito.Mqtt.Tests.Infrastructure;
+namespace Saito.Testing;
 
 public static class FreePort
 {

@@ -1,6 +1,6 @@
 using Npgsql;
 
-namespace Saito.Storage.Tests.Postgres;
+namespace Saito.Testing;
 
 /// <summary>
 /// The PostgreSQL server the tests use: <c>SAITO_TEST_POSTGRES</c> (default <c>Host=127.0.0.1;Port=5432;Username=postgres</c>),
@@ -13,8 +13,11 @@ public sealed class PostgresServer : IAsyncLifetime
 
     private string? _unreachable;
 
-    public string ConnectionString { get; } =
+    /// <summary>The server's connection string: <c>SAITO_TEST_POSTGRES</c>, read here and nowhere else.</summary>
+    public static string ServerConnectionString { get; } =
         Environment.GetEnvironmentVariable("SAITO_TEST_POSTGRES") is { Length: > 0 } configured ? configured : DefaultConnectionString;
+
+    public string ConnectionString { get; } = ServerConnectionString;
 
     /// <summary>The two tablespaces scripts/test.sh creates (<c>SAITO_TEST_PG_TABLESPACES</c>): hot, then archive.</summary>
     public static (string Hot, string Archive) Tablespaces
@@ -61,15 +64,11 @@ public sealed class PostgresServer : IAsyncLifetime
         }
 
         string name = $"saito_test_{DateTime.UtcNow:MMddHHmmss}_{Guid.NewGuid().ToString("N")[..8]}";
-        await ExecuteAsync($"CREATE DATABASE {name}");
+        await PostgresDatabases.CreateAsync(Admin(timeoutSeconds: 15), name);
         return (name, new NpgsqlConnectionStringBuilder(ConnectionString) { Database = name }.ToString());
     }
 
-    public async Task DropDatabaseAsync(string name)
-    {
-        NpgsqlConnection.ClearAllPools();
-        await ExecuteAsync($"DROP DATABASE IF EXISTS {name} WITH (FORCE)");
-    }
+    public Task DropDatabaseAsync(string name) => PostgresDatabases.DropAsync(Admin(timeoutSeconds: 15), name);
 
     /// <summary>Runs a statement in the maintenance database (postgres).</summary>
     public async Task ExecuteAsync(string sql)

@@ -1,4 +1,4 @@
-namespace Saito.Mqtt.Tests.Infrastructure;
+namespace Saito.Testing;
 
 /// <summary>
 /// Where a broker under test listens. Behaviour tests take one of these so the same test runs

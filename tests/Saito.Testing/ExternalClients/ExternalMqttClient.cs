@@ -1,8 +1,7 @@
 using System.Globalization;
 using System.Text;
-using Saito.Mqtt.Tests.Infrastructure;
 
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>
 /// An independent MQTT client (mosquitto_pub/sub, paho-mqtt, MQTT.js) run as a process against a

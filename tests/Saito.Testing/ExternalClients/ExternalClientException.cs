@@ -1,4 +1,4 @@
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>An external MQTT client failed, timed out or printed something unexpected. The message
 /// carries the command line, the exit code and the client's stderr.</summary>

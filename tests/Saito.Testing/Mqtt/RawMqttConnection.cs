@@ -5,7 +5,7 @@ using System.Text;
 using System.Threading.Channels;
 using Saito.Mqtt.Packets;
 
-namespace Saito.Mqtt.Tests.Infrastructure;
+namespace Saito.Testing;
 
 /// <summary>
 /// A deliberately dumb MQTT client for broker behaviour tests: one TCP connection, packets sent
@@ -449,7 +449,10 @@ public sealed class RawMqttConnection : IAsyncDisposable
         public static Incoming Closed(Exception? error) => new(0, null, error);
 
         public MqttFrame ToFrame() =>
-            new(Header, new ReadOnlySequence<byte>(Body!), 1 + MqttPacketEncoder.VarIntSize(Body!.Length) + Body.Length);
+            new(Header, new ReadOnlySequence<byte>(Body!), 1 + RemainingLengthSize(Body!.Length) + Body.Length);
+
+        // The bytes of MQTT's variable byte integer for the remaining length (MqttPacketEncoder's is internal to Saito.Mqtt).
+        private static int RemainingLengthSize(int length) => length < 128 ? 1 : length < 16_384 ? 2 : length < 2_097_152 ? 3 : 4;
 
         public string Describe() => Error switch
         {

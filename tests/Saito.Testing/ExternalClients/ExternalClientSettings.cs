@@ -1,4 +1,4 @@
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>
 /// Where the external clients live. Each can be overridden through an environment variable;

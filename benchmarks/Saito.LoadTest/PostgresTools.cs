@@ -4,38 +4,12 @@ using Npgsql;
 namespace Saito.LoadTest;
 
 /// <summary>
-/// Fresh, throwaway databases on the PostgreSQL server that <c>--pg</c> points at, so that every run starts
-/// from empty tables, and <c>psql</c> for the reference load.
+/// Names for the throwaway databases (made by Saito.Testing's <c>PostgresDatabases</c>) on the PostgreSQL server that
+/// <c>--pg</c> points at, so that every run starts from empty tables; the server's description; <c>psql</c> for the
+/// reference load.
 /// </summary>
-internal static class PostgresDatabases
+internal static class PostgresTools
 {
-    /// <summary>Creates an empty database and returns <paramref name="server"/> pointed at it.</summary>
-    public static async Task<string> CreateAsync(string server, string name, CancellationToken token)
-    {
-        await using var admin = new NpgsqlConnection(server);
-        await admin.OpenAsync(token);
-        await using (var drop = new NpgsqlCommand($"DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)", admin))
-        {
-            await drop.ExecuteNonQueryAsync(token);
-        }
-
-        await using (var create = new NpgsqlCommand($"CREATE DATABASE \"{name}\"", admin))
-        {
-            await create.ExecuteNonQueryAsync(token);
-        }
-
-        return new NpgsqlConnectionStringBuilder(server) { Database = name }.ConnectionString;
-    }
-
-    public static async Task DropAsync(string server, string name, CancellationToken token)
-    {
-        NpgsqlConnection.ClearAllPools();
-        await using var admin = new NpgsqlConnection(server);
-        await admin.OpenAsync(token);
-        await using var drop = new NpgsqlCommand($"DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)", admin);
-        await drop.ExecuteNonQueryAsync(token);
-    }
-
     /// <summary>A database name unique to this run: letters, digits and underscores only.</summary>
     public static string Name(string purpose) => $"saito_{purpose}_{Environment.ProcessId}_{DateTime.UtcNow:HHmmssfff}";
 

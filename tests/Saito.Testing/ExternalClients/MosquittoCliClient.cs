@@ -1,7 +1,6 @@
 using System.Globalization;
-using Saito.Mqtt.Tests.Infrastructure;
 
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>
 /// Debian's mosquitto_pub and mosquitto_sub (mosquitto-clients 2.0). mosquitto_sub runs with -d, whose

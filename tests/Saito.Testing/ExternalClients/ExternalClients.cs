@@ -1,4 +1,4 @@
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>
 /// Every external client variant, by name, so theory data can stay plain strings

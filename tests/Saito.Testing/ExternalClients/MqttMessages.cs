@@ -1,7 +1,7 @@
 using System.Security.Cryptography;
 using System.Text;
 
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 public enum MqttVersion
 {

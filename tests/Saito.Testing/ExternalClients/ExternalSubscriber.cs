@@ -1,6 +1,6 @@
 using System.Text;
 
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>What a subscriber process reported on one line of its stdout.</summary>
 internal abstract record SubscriberEvent

@@ -2,7 +2,7 @@ using System.Diagnostics;
 using System.Net.Sockets;
 using System.Text;
 
-namespace Saito.Mqtt.Tests.Infrastructure;
+namespace Saito.Testing;
 
 /// <summary>
 /// A real Mosquitto (Debian's <c>mosquitto</c> package) started on free loopback ports: plain TCP,
@@ -46,11 +46,12 @@ public sealed class MosquittoInstance : IAsyncDisposable
         }
     }
 
-    public static async Task<MosquittoInstance> StartAsync(string? extraConfig = null)
+    /// <summary>Starts one; <paramref name="maxQueuedMessages"/> per client (a class of load needs more than a test).</summary>
+    public static async Task<MosquittoInstance> StartAsync(string? extraConfig = null, int maxQueuedMessages = 10000)
     {
         for (int attempt = 1; ; attempt++)
         {
-            var instance = await CreateAsync(extraConfig);
+            var instance = await CreateAsync(extraConfig, maxQueuedMessages);
             try
             {
                 await instance.StartAsync();
@@ -64,7 +65,7 @@ public sealed class MosquittoInstance : IAsyncDisposable
         }
     }
 
-    private static async Task<MosquittoInstance> CreateAsync(string? extraConfig)
+    private static async Task<MosquittoInstance> CreateAsync(string? extraConfig, int maxQueuedMessages)
     {
         if (!File.Exists(BinaryPath))
         {
@@ -81,7 +82,7 @@ public sealed class MosquittoInstance : IAsyncDisposable
             allow_anonymous true
             persistence false
             message_size_limit 0
-            max_queued_messages 10000
+            max_queued_messages {maxQueuedMessages}
             max_inflight_messages 20
             log_dest stdout
             log_type error
@@ -215,10 +216,4 @@ public sealed class MosquittoFixture : IAsyncLifetime
             await _instance.DisposeAsync();
         }
     }
-}
-
-[CollectionDefinition(Name)]
-public sealed class MosquittoCollection : ICollectionFixture<MosquittoFixture>
-{
-    public const string Name = "mosquitto";
 }

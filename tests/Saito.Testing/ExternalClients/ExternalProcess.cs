@@ -2,7 +2,7 @@ using System.ComponentModel;
 using System.Diagnostics;
 using System.Text;
 
-namespace Saito.Mqtt.Tests.ExternalClients;
+namespace Saito.Testing;
 
 /// <summary>What to run: a program, its arguments (passed as a list, never through a shell) and,
 /// optionally, text for its stdin.</summary>
