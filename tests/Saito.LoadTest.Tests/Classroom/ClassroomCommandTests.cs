@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Logging.Abstractions;
+using Saito.LoadTest.Common;
 using Saito.Storage;
 using Saito.Storage.Sqlite;
 

@@ -1,5 +1,6 @@
 using System.CommandLine;
 using System.Text.Json;
+using Saito.LoadTest.Classroom;
 
 namespace Saito.LoadTest.Tests.Classroom;
 
