@@ -124,6 +124,37 @@ public abstract class ExternalMqttClient
 
     private protected static string Number(long value) => value.ToString(CultureInfo.InvariantCulture);
 
+    /// <summary>
+    /// The client id (<c>-i</c>), clean session, session expiry and will of <paramref name="options"/> as command-line
+    /// arguments; the two flags whose names differ between the clients are given.
+    /// </summary>
+    private protected static void AddSessionArguments(List<string> args, ClientOptions options, string noCleanFlag, string sessionExpiryFlag)
+    {
+        if (options.ClientId is { } id)
+        {
+            args.AddRange(["-i", id]);
+        }
+
+        if (!options.CleanSession)
+        {
+            args.Add(noCleanFlag);
+        }
+
+        if (options.SessionExpirySeconds is { } expiry)
+        {
+            args.AddRange([sessionExpiryFlag, Number(expiry)]);
+        }
+
+        if (options.Will is { } will)
+        {
+            args.AddRange(["--will-topic", will.Topic, "--will-payload", will.Payload, "--will-qos", Number(will.QoS)]);
+            if (will.Retain)
+            {
+                args.Add("--will-retain");
+            }
+        }
+    }
+
     /// <summary>A payload that can go on a command line as text (-m) instead of through a file.</summary>
     private protected static bool IsCommandLineText(ReadOnlyMemory<byte> payload, out string text)
     {

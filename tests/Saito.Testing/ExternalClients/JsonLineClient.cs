@@ -153,30 +153,7 @@ internal abstract class JsonLineClient : ExternalMqttClient
     {
         var args = Invocation(command, endpoint, out fileName);
         args.AddRange(["--version", Version == MqttVersion.V311 ? "311" : "5", "-q", Number(options.QoS)]);
-        if (options.ClientId is { } id)
-        {
-            args.AddRange(["-i", id]);
-        }
-
-        if (!options.CleanSession)
-        {
-            args.Add("--no-clean");
-        }
-
-        if (options.SessionExpirySeconds is { } expiry)
-        {
-            args.AddRange(["--session-expiry", Number(expiry)]);
-        }
-
-        if (options.Will is { } will)
-        {
-            args.AddRange(["--will-topic", will.Topic, "--will-payload", will.Payload, "--will-qos", Number(will.QoS)]);
-            if (will.Retain)
-            {
-                args.Add("--will-retain");
-            }
-        }
-
+        AddSessionArguments(args, options, noCleanFlag: "--no-clean", sessionExpiryFlag: "--session-expiry");
         return args;
     }
 }

@@ -174,30 +174,7 @@ internal sealed class MosquittoCliClient : ExternalMqttClient
             args.AddRange(["-p", Number(endpoint.Port)]);
         }
 
-        if (options.ClientId is { } id)
-        {
-            args.AddRange(["-i", id]);
-        }
-
-        if (!options.CleanSession)
-        {
-            args.Add("-c");
-        }
-
-        if (options.SessionExpirySeconds is { } expiry)
-        {
-            args.AddRange(["-x", Number(expiry)]);
-        }
-
-        if (options.Will is { } will)
-        {
-            args.AddRange(["--will-topic", will.Topic, "--will-payload", will.Payload, "--will-qos", Number(will.QoS)]);
-            if (will.Retain)
-            {
-                args.Add("--will-retain");
-            }
-        }
-
+        AddSessionArguments(args, options, noCleanFlag: "-c", sessionExpiryFlag: "-x");
         return args;
     }
 }
