@@ -1,5 +1,10 @@
 using System.CommandLine;
-using Saito.LoadTest;
+using Saito.LoadTest.Archive;
+using Saito.LoadTest.Broker;
+using Saito.LoadTest.Bulk;
+using Saito.LoadTest.Classroom;
+using Saito.LoadTest.Ingest;
+using Saito.LoadTest.Tiers;
 using Spectre.Console;
 
 // Tables stay readable when the output goes to a file or a CI log (Spectre assumes 80 columns there).

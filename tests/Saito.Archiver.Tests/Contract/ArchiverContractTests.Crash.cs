@@ -3,7 +3,6 @@ using Saito.Archiver.Tests.Infrastructure;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
 using Saito.Readings;
-using Saito.Storage.Tests.Contract;
 
 namespace Saito.Archiver.Tests.Contract;
 

@@ -1,6 +1,5 @@
 using Saito.Archiver.Tests.Infrastructure;
 using Saito.Storage.Keys;
-using Saito.Storage.Tests.Postgres;
 
 namespace Saito.Archiver.Tests.Contract;
 

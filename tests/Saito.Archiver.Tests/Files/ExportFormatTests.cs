@@ -1,7 +1,6 @@
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
 using Saito.Readings;
-using Saito.Storage.Tests.Contract;
 
 namespace Saito.Archiver.Tests.Files;
 

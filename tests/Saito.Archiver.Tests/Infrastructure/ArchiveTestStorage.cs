@@ -1,8 +1,6 @@
 using Microsoft.Extensions.Logging.Abstractions;
 using Saito.Storage.Keys;
 using Saito.Readings;
-using Saito.Storage.Tests.Contract;
-using Saito.Storage.Tests.Postgres;
 
 namespace Saito.Archiver.Tests.Infrastructure;
 

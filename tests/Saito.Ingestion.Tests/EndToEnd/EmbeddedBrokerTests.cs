@@ -5,7 +5,6 @@ using Microsoft.Data.Sqlite;
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.ExternalClients;
 using Saito.Storage;
 using Saito.Readings;
 

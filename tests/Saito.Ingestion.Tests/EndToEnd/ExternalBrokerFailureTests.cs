@@ -4,7 +4,6 @@ using Microsoft.Data.Sqlite;
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;

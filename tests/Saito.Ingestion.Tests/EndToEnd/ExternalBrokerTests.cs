@@ -2,8 +2,6 @@ using System.Text;
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.ExternalClients;
-using Saito.Mqtt.Tests.Infrastructure;
 using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;

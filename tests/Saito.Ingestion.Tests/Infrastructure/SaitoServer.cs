@@ -1,7 +1,6 @@
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Ingestion.Pipeline;
-using Saito.Mqtt.Tests.Infrastructure;
 using Saito.Server;
 using Saito.Storage;
 using Saito.Readings;

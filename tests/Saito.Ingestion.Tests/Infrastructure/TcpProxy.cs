@@ -19,7 +19,7 @@ public sealed class TcpProxy : IAsyncDisposable
     public TcpProxy(IPEndPoint target)
     {
         _target = target;
-        Port = Mqtt.Tests.Infrastructure.FreePort.Next();
+        Port = FreePort.Next();
     }
 
     public int Port { get; }

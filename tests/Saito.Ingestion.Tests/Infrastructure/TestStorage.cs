@@ -69,9 +69,6 @@ public sealed class PostgresTestStorage : TestStorage
         Settings = ["Storage:Provider=postgres", $"Storage:ConnectionString={connectionString}"];
     }
 
-    public static string ServerConnectionString =>
-        Environment.GetEnvironmentVariable("SAITO_TEST_POSTGRES") is { Length: > 0 } configured ? configured : "Host=127.0.0.1;Port=5432;Username=postgres";
-
     public string Database { get; }
     public string ConnectionString { get; }
 
@@ -79,14 +76,12 @@ public sealed class PostgresTestStorage : TestStorage
 
     public static async Task<PostgresTestStorage> CreateAsync()
     {
-        string admin = ServerConnectionString;
+        string admin = PostgresServer.ServerConnectionString;
         string database = "saito_it_" + Guid.NewGuid().ToString("N")[..12];
+        string connectionString;
         try
         {
-            await using var connection = new Npgsql.NpgsqlConnection(admin);
-            await connection.OpenAsync();
-            await using var create = new Npgsql.NpgsqlCommand($"CREATE DATABASE {database}", connection);
-            await create.ExecuteNonQueryAsync();
+            connectionString = await PostgresDatabases.CreateAsync(admin, database);
         }
         catch (Exception ex) when (ex is Npgsql.NpgsqlException or System.Net.Sockets.SocketException)
         {
@@ -94,16 +89,8 @@ public sealed class PostgresTestStorage : TestStorage
                 $"No PostgreSQL at '{admin}' ({ex.Message}). Run scripts/test.sh (it installs and starts one) or set SAITO_TEST_POSTGRES.", ex);
         }
 
-        var builder = new Npgsql.NpgsqlConnectionStringBuilder(admin) { Database = database };
-        return new PostgresTestStorage(admin, database, builder.ConnectionString);
+        return new PostgresTestStorage(admin, database, connectionString);
     }
 
-    public override async ValueTask DisposeAsync()
-    {
-        Npgsql.NpgsqlConnection.ClearAllPools();
-        await using var connection = new Npgsql.NpgsqlConnection(_adminConnectionString);
-        await connection.OpenAsync();
-        await using var drop = new Npgsql.NpgsqlCommand($"DROP DATABASE IF EXISTS {Database} WITH (FORCE)", connection);
-        await drop.ExecuteNonQueryAsync();
-    }
+    public override ValueTask DisposeAsync() => new(PostgresDatabases.DropAsync(_adminConnectionString, Database));
 }

@@ -1,7 +1,6 @@
 using Microsoft.Extensions.Options;
 using Saito.Ingestion.Hosting;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Tests.Infrastructure;
 using Saito.Server;
 
 namespace Saito.Ingestion.Tests.Settings;

@@ -1,7 +1,7 @@
 using Microsoft.Extensions.Logging.Abstractions;
+using Saito.LoadTest.Common;
 using Saito.Storage;
 using Saito.Storage.Sqlite;
-using Saito.Storage.Tests.Postgres;
 
 namespace Saito.LoadTest.Tests.Classroom;
 
@@ -42,10 +42,10 @@ public sealed class ClassroomCommandTests(PostgresServer postgres) : IDisposable
     [Fact]
     public async Task Quick_class_through_mosquitto_into_an_external_saito_is_timed_by_the_database_poller()
     {
-        await using var mosquitto = await MosquittoProcess.StartAsync();
+        await using var mosquitto = await MosquittoInstance.StartAsync(maxQueuedMessages: 100000);
         string hot = Path.Combine(_dir, "hot");
         var token = TestContext.Current.CancellationToken;
-        await using var saito = await SaitoServerProcess.StartExternalAsync(null, "127.0.0.1", mosquitto.Port,
+        await using var saito = await LocalServers.StartExternalSaitoAsync(null, "127.0.0.1", mosquitto.Port,
             [$"--Storage:HotPath={hot}", $"--Storage:ArchivePath={Path.Combine(_dir, "archive")}"], [], Path.Combine(_dir, "saito.log"),
             TimeSpan.FromSeconds(60), token);
 
@@ -61,7 +61,7 @@ public sealed class ClassroomCommandTests(PostgresServer postgres) : IDisposable
     [Fact]
     public async Task Readings_a_broker_acknowledged_but_nobody_stored_fail_the_run()
     {
-        await using var mosquitto = await MosquittoProcess.StartAsync();
+        await using var mosquitto = await MosquittoInstance.StartAsync(maxQueuedMessages: 100000);
         string hot = Path.Combine(_dir, "hot");
         var storage = new StorageOptions { HotPath = hot, ArchivePath = Path.Combine(_dir, "archive") };
         await using (var store = new SqliteReadingStore(storage, NullLogger<SqliteReadingStore>.Instance))

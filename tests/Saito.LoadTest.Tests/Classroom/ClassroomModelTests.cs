@@ -1,5 +1,6 @@
 using System.Text;
 using Saito.Ingestion;
+using Saito.LoadTest.Classroom;
 using Saito.Payloads;
 using Saito.Readings;
 

@@ -1,7 +1,6 @@
-using System.Diagnostics;
 using System.CommandLine;
 using System.Text.Json;
-using Saito.Storage.Tests.Postgres;
+using Saito.LoadTest.Classroom;
 
 namespace Saito.LoadTest.Tests.Classroom;
 
@@ -81,71 +80,5 @@ internal sealed record ClassroomOutcome(int ExitCode, JsonElement Row, JsonEleme
 
         timeline.Sum(p => p.GetProperty("committed_per_s").GetDouble()).ShouldBeGreaterThan(0);
         timeline.Max(p => p.GetProperty("published_per_s").GetDouble()).ShouldBeGreaterThan(0);
-    }
-}
-
-/// <summary>A real Mosquitto on a free loopback port, anonymous, no persistence.</summary>
-internal sealed class MosquittoProcess : IAsyncDisposable
-{
-    private readonly Process _process;
-    private readonly string _directory;
-
-    private MosquittoProcess(Process process, string directory, int port)
-    {
-        _process = process;
-        _directory = directory;
-        Port = port;
-    }
-
-    public int Port { get; }
-
-    public static async Task<MosquittoProcess> StartAsync()
-    {
-        string binary = Environment.GetEnvironmentVariable("SAITO_TEST_MOSQUITTO") ?? "/usr/sbin/mosquitto";
-        File.Exists(binary).ShouldBeTrue($"Mosquitto is not installed at {binary}: run scripts/test.sh (it installs it) or set SAITO_TEST_MOSQUITTO.");
-        int port = LocalServers.FreePort();
-        string dir = Directory.CreateTempSubdirectory("saito-classroom-mosquitto-").FullName;
-        string config = Path.Combine(dir, "mosquitto.conf");
-        await File.WriteAllTextAsync(config, $"""
-            allow_anonymous true
-            persistence false
-            max_queued_messages 100000
-            log_dest stdout
-            listener {port} 127.0.0.1
-
-            """);
-        var process = Process.Start(new ProcessStartInfo(binary, ["-c", config]) { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true })!;
-        process.OutputDataReceived += (_, _) => { };
-        process.ErrorDataReceived += (_, _) => { };
-        process.BeginOutputReadLine();
-        process.BeginErrorReadLine();
-        var broker = new MosquittoProcess(process, dir, port);
-        var deadline = DateTime.UtcNow.AddSeconds(10);
-        while (true)
-        {
-            process.HasExited.ShouldBeFalse("mosquitto exited at start");
-            try
-            {
-                using var probe = new System.Net.Sockets.TcpClient();
-                await probe.ConnectAsync("127.0.0.1", port);
-                return broker;
-            }
-            catch (System.Net.Sockets.SocketException) when (DateTime.UtcNow < deadline)
-            {
-                await Task.Delay(50);
-            }
-        }
-    }
-
-    public async ValueTask DisposeAsync()
-    {
-        if (!_process.HasExited)
-        {
-            _process.Kill();
-            await _process.WaitForExitAsync();
-        }
-
-        _process.Dispose();
-        Directory.Delete(_directory, recursive: true);
     }
 }

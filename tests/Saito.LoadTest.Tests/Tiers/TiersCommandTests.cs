@@ -1,7 +1,8 @@
 using System.CommandLine;
 using System.Text.Json;
+using Saito.LoadTest.Archive;
 using Saito.LoadTest.Tests.Classroom;
-using Saito.Storage.Tests.Postgres;
+using Saito.LoadTest.Tiers;
 
 namespace Saito.LoadTest.Tests.Tiers;
 

@@ -4,7 +4,6 @@ using System.Threading.Channels;
 using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Client;
 

@@ -1,6 +1,5 @@
 using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 using static Saito.Mqtt.Tests.Client.ClientTestSupport;
 
 namespace Saito.Mqtt.Tests.Client;

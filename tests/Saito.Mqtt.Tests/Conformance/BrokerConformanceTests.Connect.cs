@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Conformance;
 

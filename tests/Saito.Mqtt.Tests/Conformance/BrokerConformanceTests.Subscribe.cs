@@ -1,5 +1,4 @@
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Conformance;
 

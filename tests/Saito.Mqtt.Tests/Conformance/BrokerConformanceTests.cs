@@ -1,6 +1,5 @@
 using System.Text;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Conformance;
 

@@ -1,7 +1,6 @@
 using System.Security.Cryptography;
 using System.Text;
-using Saito.Mqtt.Tests.Infrastructure;
-using static Saito.Mqtt.Tests.ExternalClients.ExternalClients;
+using static Saito.Testing.ExternalClients;
 
 namespace Saito.Mqtt.Tests.ExternalClients;
 

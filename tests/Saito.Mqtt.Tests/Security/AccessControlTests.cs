@@ -6,7 +6,6 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.ExternalClients;
 using Saito.Mqtt.Tests.Infrastructure;
 using Saito.Server;
 using Saito.Server.Security;

@@ -5,7 +5,6 @@ using Saito.Storage.Keys;
 using Saito.Storage.Postgres;
 using Saito.Storage.Sqlite;
 using Saito.Storage.Tests.Infrastructure;
-using Saito.Storage.Tests.Postgres;
 using Saito.Storage.Tests.Sqlite;
 
 namespace Saito.Storage.Tests.Schema;
@@ -73,7 +72,7 @@ public sealed class SqlScriptTests(PostgresServer server) : IClassFixture<Postgr
         var report = await store.EnsureSchemaAsync(Ct);
 
         report.Created.ShouldBeEmpty();
-        (await store.WriteAsync(Contract.TestReadings.Batch(Contract.TestReadings.Of(Readings.ReadingKind.Biosensor, 10)), Ct)).Inserted.ShouldBe(10);
+        (await store.WriteAsync(TestReadings.Batch(TestReadings.Of(Readings.ReadingKind.Biosensor, 10)), Ct)).Inserted.ShouldBe(10);
     }
 
     [Fact]
@@ -98,7 +97,7 @@ public sealed class SqlScriptTests(PostgresServer server) : IClassFixture<Postgr
             var report = await store.EnsureSchemaAsync(Ct);
 
             report.Created.ShouldBeEmpty();
-            (await store.WriteAsync(Contract.TestReadings.Batch(Contract.TestReadings.Of(Readings.ReadingKind.Location, 10)), Ct)).Inserted.ShouldBe(10);
+            (await store.WriteAsync(TestReadings.Batch(TestReadings.Of(Readings.ReadingKind.Location, 10)), Ct)).Inserted.ShouldBe(10);
         }
         finally
         {

@@ -1,0 +1,355 @@
+using System.CommandLine;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+using Microsoft.Extensions.Logging;
+using Saito.LoadTest.Common;
+using Saito.Mqtt.Packets;
+using Saito.Readings;
+using Saito.Storage;
+using Saito.Storage.Keys;
+using Spectre.Console;
+
+namespace Saito.LoadTest.Ingest;
+
+/// <summary>
+/// <c>ingest</c>: end to end through a Saito.Server process, publish to committed. Saito acknowledges a QoS 1/2
+/// publish only after its readings are committed, so acknowledged readings per second is the committed rate.
+/// Reports it, publish-to-acknowledge latency, the server's RSS and CPU over time, and at the end counts the rows
+/// in the database (through <see cref="IReadingStore.CountAsync"/>) to check every acknowledged reading is there.
+/// </summary>
+internal static class IngestCommand
+{
+    private static readonly JsonSerializerOptions s_json = new() { WriteIndented = true };
+
+    /// <summary>The loads worth naming, and what each must reach.</summary>
+    private sealed record Preset(string Name, int Connections, int ReadingsPerMessage, int DevicesPerConnection, double Rate, int DurationSeconds,
+        double? TargetReadingsPerSecond, double? TargetP99Ms, bool FlatMemory, string Story);
+
+    private static readonly Preset[] s_presets =
+    [
+        new("hubs", 16, 100, 20, 0, 60, 150_000, null, false, "16 hubs, each batching 100 readings per message from 20 wrist sensors, as fast as the inflight window allows"),
+        new("sensors", 320, 1, 1, 0, 60, 20_000, null, false, "320 sensors publishing directly, one reading per message, as fast as the inflight window allows"),
+        new("class", 320, 1, 1, 4, 600, null, 1000, true, "a class: 16 students x 20 sensors, each sensor 4 messages/s of one reading (1,280 readings/s)"),
+    ];
+
+    public static Command Create()
+    {
+        var preset = new Option<string?>("--preset") { Description = "hubs (16 x 100 readings/message), sensors (320 x 1) or class (320 x 1 at 4 msg/s for 10 min); other options override it" };
+        preset.AcceptOnlyFromAmong(s_presets.Select(p => p.Name).ToArray());
+        var db = new Option<string>("--db") { Description = "sqlite or postgres", DefaultValueFactory = _ => "sqlite" };
+        db.AcceptOnlyFromAmong("sqlite", "postgres");
+        var pg = new Option<string?>("--pg") { Description = "PostgreSQL connection string of a server where the tool may create and drop databases (default: env SAITO_BENCH_POSTGRES)" };
+        var connections = new Option<int?>("--connections") { Description = "Publisher connections (hubs or sensors)" };
+        var perMessage = new Option<int?>("--readings-per-message") { Description = "Readings in each message (1: one JSON object; more: an array)" };
+        var devices = new Option<int?>("--devices-per-connection") { Description = "Devices each connection publishes for, in turn (a hub's sensors)" };
+        var rate = new Option<double?>("--rate") { Description = "Messages/s per connection; 0 = as fast as the inflight window allows" };
+        var inflight = new Option<int>("--inflight") { Description = "QoS 1/2 publishes outstanding per connection", DefaultValueFactory = _ => 16 };
+        var duration = new Option<int?>("--duration") { Description = "Seconds to publish (default 60; class 600)" };
+        var messages = new Option<long?>("--messages") { Description = "Messages per connection instead of a duration" };
+        var qos = new Option<int>("--qos") { Description = "1 or 2", DefaultValueFactory = _ => 1 };
+        qos.AcceptOnlyFromAmong("1", "2");
+        var version = new Option<string>("--mqtt") { Description = "Protocol: 3.1.1 or 5", DefaultValueFactory = _ => "3.1.1" };
+        var synchronous = new Option<string>("--synchronous") { Description = "SQLite: full or normal", DefaultValueFactory = _ => "full" };
+        synchronous.AcceptOnlyFromAmong("full", "normal");
+        var sample = new Option<int>("--sample-seconds") { Description = "Seconds between samples of the server's RSS and CPU", DefaultValueFactory = _ => 5 };
+        var serverArgs = new Option<string[]>("--server-arg") { Description = "Extra Saito.Server setting, Section:Key=value (repeatable), e.g. Storage:Writers=2" };
+        var serverEnv = new Option<string[]>("--server-env") { Description = "Environment variable for Saito.Server, NAME=value (repeatable), e.g. DOTNET_PerfMapEnabled=1" };
+        var work = new Option<string?>("--work") { Description = "Folder for the SQLite files (default: under the temp directory, deleted after)" };
+        var keep = new Option<bool>("--keep") { Description = "Keep the database (SQLite files or PostgreSQL database) afterwards" };
+        var serverDll = new Option<string?>("--server") { Description = "Saito.Server.dll to run (default: src/Saito.Server/bin/Release/net10.0); a published copy keeps a long run safe from rebuilds" };
+        var outDir = new Option<string?>("--out") { Description = "Folder for results.json, samples.csv, chart.svg and server.log" };
+
+        var command = new Command("ingest", "End to end through a Saito.Server process: MQTT publishes to committed rows, acknowledged only after the commit.")
+        {
+            preset, db, pg, connections, perMessage, devices, rate, inflight, duration, messages, qos, version, synchronous, sample, serverArgs, serverEnv, serverDll, work, keep, outDir,
+        };
+        command.SetAction(async (parse, token) =>
+        {
+            var chosen = parse.GetValue(preset) is { } name ? s_presets.Single(p => p.Name == name) : null;
+            var provider = parse.GetValue(db) == "postgres" ? StorageProvider.Postgres : StorageProvider.Sqlite;
+            string? server = parse.GetValue(pg) ?? Environment.GetEnvironmentVariable("SAITO_BENCH_POSTGRES");
+            if (provider == StorageProvider.Postgres && string.IsNullOrWhiteSpace(server))
+            {
+                AnsiConsole.MarkupLine("[red]--db postgres needs --pg <connection string> (or SAITO_BENCH_POSTGRES).[/]");
+                return 2;
+            }
+
+            var settings = new IngestSettings(
+                parse.GetValue(connections) ?? chosen?.Connections ?? 16,
+                parse.GetValue(perMessage) ?? chosen?.ReadingsPerMessage ?? 100,
+                parse.GetValue(devices) ?? chosen?.DevicesPerConnection ?? 1,
+                parse.GetValue(rate) ?? chosen?.Rate ?? 0,
+                parse.GetValue(inflight),
+                TimeSpan.FromSeconds(parse.GetValue(duration) ?? chosen?.DurationSeconds ?? 60),
+                parse.GetValue(messages),
+                (MqttQoS)parse.GetValue(qos),
+                parse.GetValue(version) is "5" or "5.0" ? MqttProtocolVersion.V500 : MqttProtocolVersion.V311,
+                TimeSpan.FromSeconds(parse.GetValue(sample)),
+                TimeSpan.FromSeconds(60));
+            var options = new RunOptions(provider, server, parse.GetValue(synchronous) == "normal" ? SqliteSynchronous.Normal : SqliteSynchronous.Full,
+                parse.GetValue(serverArgs) ?? [], parse.GetValue(serverEnv) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(outDir));
+            return await RunAsync(chosen, settings, options, token);
+        });
+        return command;
+    }
+
+    private sealed record RunOptions(StorageProvider Database, string? PostgresServer, SqliteSynchronous Synchronous, string[] ServerArgs, string[] ServerEnv,
+        string? ServerDll, string? Work, bool Keep, string? OutDir);
+
+    private static async Task<int> RunAsync(Preset? preset, IngestSettings s, RunOptions o, CancellationToken token)
+    {
+        string run = "lt" + DateTime.UtcNow.ToString("HHmmss", CultureInfo.InvariantCulture);
+        string outDir = o.OutDir ?? Path.Combine(Path.GetTempPath(), $"saito-ingest-{Environment.ProcessId}");
+        Directory.CreateDirectory(outDir);
+        string dbName = PostgresTools.Name("ingest");
+        string workDir = o.Work ?? Path.Combine(Path.GetTempPath(), $"saito-ingest-db-{Environment.ProcessId}");
+
+        var storage = new StorageOptions { Provider = o.Database };
+        var storageArgs = new List<string> { $"--Storage:Provider={(o.Database == StorageProvider.Postgres ? "postgres" : "sqlite")}" };
+        if (o.Database == StorageProvider.Postgres)
+        {
+            storage.ConnectionString = await PostgresDatabases.CreateAsync(o.PostgresServer!, dbName, token);
+            storageArgs.Add($"--Storage:ConnectionString={storage.ConnectionString}");
+        }
+        else
+        {
+            LocalServers.UseFreshSqlite(storage, storageArgs, workDir, o.Synchronous);
+        }
+
+        string machine = await DescribeMachineAsync(o, token);
+        string load = Describe(preset, s);
+        AnsiConsole.MarkupLine($"[bold]ingest {o.Database.ToString().ToLowerInvariant()}{(preset is null ? string.Empty : " --preset " + preset.Name)}[/]: {Markup.Escape(load)}");
+        AnsiConsole.MarkupLine(Markup.Escape(machine));
+
+        var environment = o.ServerEnv.Select(e => e.Split('=', 2)).Select(p => new KeyValuePair<string, string>(p[0], p.Length > 1 ? p[1] : string.Empty));
+        IngestLoadResult result;
+        long stored;
+        int deadLetters;
+        string? firstDeadLetter;
+        int pid;
+        string logPath = Path.Combine(outDir, "server.log");
+        try
+        {
+            await using (var server = await LocalServers.StartSaitoAsync(o.ServerDll, storageArgs, o.ServerArgs.Select(a => "--" + a), environment,
+                             logPath, TimeSpan.FromSeconds(120), token))
+            {
+                pid = server.Pid;
+                AnsiConsole.MarkupLine($"Saito.Server pid {pid}, MQTT on 127.0.0.1:{server.Port}, log {Markup.Escape(logPath)}");
+                result = await IngestLoad.RunAsync(s, server.Port, server.Pid, run, token);
+                if (server.HasExited)
+                {
+                    throw new InvalidOperationException($"Saito.Server exited during the run; see {server.LogPath}");
+                }
+
+                // Every acknowledged reading was committed before its acknowledgement left: count them, with the
+                // server still up (SQLite's WAL lets this reader in beside Saito's writer).
+                using var loggers = LoggerFactory.Create(b => b.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning));
+                await using var store = ReadingStores.Create(storage, loggers);
+                stored = await store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, token);
+                var letters = await store.ReadDeadLettersAsync(1000, token);
+                deadLetters = letters.Count;
+                firstDeadLetter = letters.Count > 0 ? $"{letters[^1].Reason}: {letters[^1].Detail}" : null;
+            }
+        }
+        finally
+        {
+            if (!o.Keep)
+            {
+                if (o.Database == StorageProvider.Postgres)
+                {
+                    await PostgresDatabases.DropAsync(o.PostgresServer!, dbName, CancellationToken.None);
+                }
+                else if (Directory.Exists(workDir))
+                {
+                    Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
+                    Directory.Delete(workDir, recursive: true);
+                }
+            }
+        }
+
+        var report = new IngestReport(preset, s, o.Database, machine, load, result, stored, deadLetters, firstDeadLetter);
+        report.Print();
+        await report.WriteAsync(outDir, token);
+        AnsiConsole.MarkupLine($"Results in {Markup.Escape(outDir)} (results.json, samples.csv, chart.svg, server.log)");
+        return report.AllStored && report.AllAcked ? 0 : 1;
+    }
+
+    private static string Describe(Preset? preset, IngestSettings s)
+    {
+        string pace = s.Rate > 0 ? $"{s.Rate:G} msg/s each ({s.Rate * s.Connections * s.ReadingsPerMessage:N0} readings/s offered)" : "as fast as acknowledged";
+        string amount = s.MessagesPerConnection is { } m ? $"{m:N0} messages each" : $"{s.Duration.TotalSeconds:F0} s";
+        return $"{s.Connections} connections x {s.ReadingsPerMessage} reading(s)/message, {s.DevicesPerConnection} device(s) each, {pace}, " +
+            $"QoS {(int)s.QoS}, inflight {s.Inflight}, MQTT {(s.Version == MqttProtocolVersion.V500 ? "5.0" : "3.1.1")}, {amount}" +
+            (preset is null ? string.Empty : $" ({preset.Story})");
+    }
+
+    private static async Task<string> DescribeMachineAsync(RunOptions o, CancellationToken token)
+    {
+        string cpu = (await File.ReadAllLinesAsync("/proc/cpuinfo", token)).FirstOrDefault(l => l.StartsWith("model name", StringComparison.Ordinal))?.Split(':', 2)[1].Trim() ?? "?";
+        string text = $"{Environment.ProcessorCount} cores ({cpu}), .NET {Environment.Version}";
+        text += o.Database == StorageProvider.Postgres
+            ? ", PostgreSQL " + await PostgresTools.DescribeAsync(o.PostgresServer!, token)
+            : $", SQLite synchronous={o.Synchronous.ToString().ToLowerInvariant()}";
+        if (o.ServerArgs.Length > 0)
+        {
+            text += ", server args: " + string.Join(' ', o.ServerArgs.Select(a => "--" + a));
+        }
+
+        return text;
+    }
+
+    /// <summary>What one run found, as a table for a person and as files.</summary>
+    private sealed class IngestReport(Preset? preset, IngestSettings s, StorageProvider database, string machine, string load, IngestLoadResult r,
+        long stored, int deadLetters, string? firstDeadLetter)
+    {
+        private readonly double _p50 = IngestLoad.Percentile(r.LatencyTicks, 0.50);
+        private readonly double _p99 = IngestLoad.Percentile(r.LatencyTicks, 0.99);
+        private readonly double _p999 = IngestLoad.Percentile(r.LatencyTicks, 0.999);
+        private readonly double _max = IngestLoad.Percentile(r.LatencyTicks, 1.0);
+
+        public bool AllStored => stored >= r.AckedReadings && deadLetters == 0;
+        public bool AllAcked => r.AckedMessages == r.SentMessages;
+
+        private double ReadingsPerSecond => r.AckedReadings / r.Seconds;
+
+        private IEnumerable<long> Rss => r.Samples.Select(x => x.ResidentBytes).Where(x => x > 0);
+
+        /// <summary>
+        /// Memory is called flat when RSS at the end is within 10% of RSS a third of the way in (after start-up
+        /// and warm-up), and the second half's samples do not climb by more than that either.
+        /// </summary>
+        private (bool Flat, double ThirdMiB, double EndMiB) Flatness()
+        {
+            var samples = r.Samples.Where(x => x.ResidentBytes > 0).ToArray();
+            if (samples.Length < 3)
+            {
+                return (false, double.NaN, double.NaN);
+            }
+
+            var third = samples.First(x => x.Seconds >= r.Seconds / 3);
+            double end = samples[^1].ResidentBytes;
+            double secondHalfMax = samples.Where(x => x.Seconds >= r.Seconds / 2).Max(x => x.ResidentBytes);
+            bool flat = end <= third.ResidentBytes * 1.10 && secondHalfMax <= third.ResidentBytes * 1.10;
+            return (flat, third.ResidentBytes / 1048576.0, end / 1048576.0);
+        }
+
+        public void Print()
+        {
+            var table = new Table().AddColumns("measure", "value");
+            table.AddRow("messages acknowledged / sent", $"{r.AckedMessages:N0} / {r.SentMessages:N0}");
+            table.AddRow("readings acknowledged (= committed)", $"{r.AckedReadings:N0} in {r.Seconds:F1} s");
+            table.AddRow("[bold]committed readings/s[/]", $"[bold]{ReadingsPerSecond:N0}[/]");
+            table.AddRow("rows counted in the database", $"{stored:N0}{(deadLetters > 0 ? $" (+{deadLetters} dead letters)" : string.Empty)}");
+            table.AddRow("publish-to-ack p50 / p99 / p99.9 / max ms", $"{F(_p50)} / {F(_p99)} / {F(_p999)} / {F(_max)}");
+            table.AddRow("Saito RSS first / max / last MiB", $"{Rss.First() / 1048576.0:N0} / {Rss.Max() / 1048576.0:N0} / {Rss.Last() / 1048576.0:N0}");
+            table.AddRow("cores: Saito / PostgreSQL / load tool / rest / machine",
+                $"{F(r.Cores.Process)} / {F(r.Cores.Postgres)} / {F(r.Cores.Tool)} / {F(r.Cores.Rest)} / {F(r.Cores.Machine)}");
+            AnsiConsole.Write(table);
+
+            AnsiConsole.MarkupLine(AllStored
+                ? $"[green]Every acknowledged reading is stored[/] ({stored:N0} rows >= {r.AckedReadings:N0} acknowledged)."
+                : $"[red]Stored {stored:N0} rows for {r.AckedReadings:N0} acknowledged readings; dead letters {deadLetters}{Markup.Escape(firstDeadLetter is null ? string.Empty : " (" + firstDeadLetter + ")")}.[/]");
+            if (!AllAcked)
+            {
+                AnsiConsole.MarkupLine($"[red]{r.SentMessages - r.AckedMessages:N0} messages were not acknowledged within {s.DrainTimeout.TotalSeconds:F0} s of the end.[/]");
+            }
+
+            foreach (var verdict in Verdicts())
+            {
+                AnsiConsole.MarkupLine(verdict.Met ? $"[green]target met[/]: {Markup.Escape(verdict.Text)}" : $"[red]target missed[/]: {Markup.Escape(verdict.Text)}");
+            }
+        }
+
+        private IEnumerable<(bool Met, string Text)> Verdicts()
+        {
+            if (preset is null)
+            {
+                yield break;
+            }
+
+            if (preset.TargetReadingsPerSecond is { } target)
+            {
+                yield return (ReadingsPerSecond >= target, $"{ReadingsPerSecond:N0} committed readings/s against >= {target:N0} ({ReadingsPerSecond / target:P0})");
+            }
+
+            if (preset.TargetP99Ms is { } p99)
+            {
+                yield return (_p99 < p99, $"p99 publish-to-ack {_p99:F1} ms against < {p99:N0} ms");
+            }
+
+            if (preset.FlatMemory)
+            {
+                var (flat, thirdMiB, endMiB) = Flatness();
+                yield return (flat, $"RSS {thirdMiB:N0} MiB a third of the way in, {endMiB:N0} MiB at the end, max {Rss.Max() / 1048576.0:N0} MiB " +
+                    $"over {r.Seconds / 60:F1} min (flat: within 10%)");
+            }
+        }
+
+        public async Task WriteAsync(string dir, CancellationToken token)
+        {
+            var (flat, thirdMiB, endMiB) = Flatness();
+            var json = new
+            {
+                command = "ingest",
+                preset = preset?.Name,
+                database = database.ToString().ToLowerInvariant(),
+                machine,
+                load,
+                connections = s.Connections,
+                readings_per_message = s.ReadingsPerMessage,
+                devices_per_connection = s.DevicesPerConnection,
+                rate_per_connection = s.Rate,
+                inflight = s.Inflight,
+                qos = (int)s.QoS,
+                seconds = r.Seconds,
+                sent_messages = r.SentMessages,
+                acked_messages = r.AckedMessages,
+                acked_readings = r.AckedReadings,
+                committed_readings_per_s = ReadingsPerSecond,
+                stored_rows = stored,
+                dead_letters = deadLetters,
+                every_acked_reading_stored = AllStored,
+                ack_p50_ms = _p50,
+                ack_p99_ms = _p99,
+                ack_p999_ms = _p999,
+                ack_max_ms = _max,
+                rss_first_mib = Rss.First() / 1048576.0,
+                rss_max_mib = Rss.Max() / 1048576.0,
+                rss_last_mib = Rss.Last() / 1048576.0,
+                rss_third_mib = thirdMiB,
+                rss_end_mib = endMiB,
+                rss_flat = flat,
+                saito_cores = r.Cores.Process,
+                postgres_cores = r.Cores.Postgres,
+                tool_cores = r.Cores.Tool,
+                rest_cores = r.Cores.Rest,
+                machine_cores = r.Cores.Machine,
+                targets = Verdicts().Select(v => new { met = v.Met, v.Text }),
+            };
+            await File.WriteAllTextAsync(Path.Combine(dir, "results.json"), JsonSerializer.Serialize(json, s_json), token);
+
+            var csv = new StringBuilder("seconds,acked_readings,readings_per_s,rss_mib,saito_cores,postgres_cores,tool_cores,rest_cores,machine_cores\n");
+            for (int i = 1; i < r.Samples.Count; i++)
+            {
+                var a = r.Samples[i - 1];
+                var b = r.Samples[i];
+                double dt = b.Seconds - a.Seconds;
+                if (dt <= 0)
+                {
+                    continue;
+                }
+
+                var use = new CpuUse((b.ServerCpuSeconds - a.ServerCpuSeconds) / dt, (b.ToolCpuSeconds - a.ToolCpuSeconds) / dt,
+                    (b.PostgresCpuSeconds - a.PostgresCpuSeconds) / dt, (b.MachineBusySeconds - a.MachineBusySeconds) / dt);
+                csv.Append(CultureInfo.InvariantCulture,
+                    $"{b.Seconds:F1},{b.AckedReadings},{(b.AckedReadings - a.AckedReadings) / dt:F0},{b.ResidentBytes / 1048576.0:F1},{use.Process:F2},{use.Postgres:F2},{use.Tool:F2},{use.Rest:F2},{use.Machine:F2}\n");
+            }
+
+            await File.WriteAllTextAsync(Path.Combine(dir, "samples.csv"), csv.ToString(), token);
+            await File.WriteAllTextAsync(Path.Combine(dir, "chart.svg"), IngestChart.Render(r.Samples, $"ingest {database.ToString().ToLowerInvariant()} {preset?.Name}: {load}"), token);
+        }
+
+        private static string F(double value) => double.IsNaN(value) ? "-" : value.ToString("F2", CultureInfo.InvariantCulture);
+    }
+}
