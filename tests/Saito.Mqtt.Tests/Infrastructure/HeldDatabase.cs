@@ -20,8 +20,8 @@ public sealed class HeldDatabase : IAsyncDisposable
 
     public static async Task<HeldDatabase> HoldAsync(SaitoBrokerInstance saito, CancellationToken token)
     {
-        // Until the schema is ready the hook refuses publishes ("preparing the database"): on a busy machine that
-        // outlasts the first publish, so wait for it.
+        // The warm-up must be committed before the hold, and a publish now waits while Saito prepares the schema:
+        // wait for it first, so the warm-up's own deadline is spent on the commit alone.
         await saito.Services.GetRequiredService<ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(60), token);
         await using (var warm = await RawMqttConnection.OpenAsync(saito.Endpoint, token))
         {
