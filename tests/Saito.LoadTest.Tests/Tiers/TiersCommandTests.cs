@@ -24,8 +24,16 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
         Directory.Delete(_dir, recursive: true);
     }
 
-    private static async Task<int> InvokeAsync(Command command, params string[] args) =>
-        await command.Parse(args).InvokeAsync(cancellationToken: TestContext.Current.CancellationToken);
+    /// <summary>Runs a command; a run that fails says why in the test's output (the tool's error stream, exceptions included).</summary>
+    private string _lastError = "";
+
+    private async Task<int> InvokeAsync(Command command, params string[] args)
+    {
+        using var error = new StringWriter();
+        int exit = await command.Parse(args).InvokeAsync(new InvocationConfiguration { Error = error }, TestContext.Current.CancellationToken);
+        _lastError = exit == 0 ? "" : $"; {command.Name} exited {exit}, its error output:\n{error}";
+        return exit;
+    }
 
     private static List<JsonElement> ReadResults(string outDir)
     {
@@ -54,7 +62,7 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
         int exit = await InvokeAsync(TiersCommand.Create(), "--quick", "--work", Path.Combine(_dir, "work"), "--tier", $"fast={Path.Combine(_dir, "fast")}",
             "--archive-tier", $"slow={Path.Combine(_dir, "slow")}", "--out", outDir);
 
-        exit.ShouldBe(0, "every row stored, read back and archived");
+        exit.ShouldBe(0, "every row stored, read back and archived" + _lastError);
         var rows = ReadResults(outDir);
         string[] keys = ["natural", "guid", "sequential-guid"];
         int[] threads = [1, 16, 32];
@@ -89,7 +97,7 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
         int exit = await InvokeAsync(TiersCommand.Create(), "--db", "postgres", "--pg", postgres.ConnectionString, "--tier", $"fast=@{hot}", "--tier", $"slow=@{archive}",
             "--keys", "natural,sequential-guid", "--threads", "1,4", "--rows", "5120", "--row-by-row-rows", "512", "--work", Path.Combine(_dir, "work-pg"), "--out", outDir);
 
-        exit.ShouldBe(0);
+        exit.ShouldBe(0, _lastError);
         var rows = ReadResults(outDir);
         rows.Count.ShouldBe(2 * 2 * 2 * 4, "2 tiers x 2 keys x 2 thread counts x (insert bulk, insert row-by-row, select, archive)");
         rows.Where(r => r.GetProperty("method").GetString() != "row-by-row").ShouldAllBe(r => r.GetProperty("rows").GetInt64() == 5120);
@@ -106,7 +114,7 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
         string outDir = Path.Combine(_dir, "out-archive");
         int exit = await InvokeAsync(ArchiveCommand.Create(), "--rows", "20000", "--threads", "1,2", "--batch-rows", "3000", "--work", Path.Combine(_dir, "work-a"), "--out", outDir);
 
-        exit.ShouldBe(0, "every old row moved exactly once, the probe's rows left in hot");
+        exit.ShouldBe(0, "every old row moved exactly once, the probe's rows left in hot" + _lastError);
         var rows = ReadResults(outDir);
         rows.Count.ShouldBe(4);
         rows.Select(r => (r.GetProperty("method").GetString(), r.GetProperty("threads").GetInt32())).Order()
@@ -126,7 +134,7 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
         int exit = await InvokeAsync(ArchiveCommand.Create(), "--db", "postgres", "--pg", postgres.ConnectionString, "--keys", "guid", "--rows", "10000", "--threads", "2",
             "--batch-rows", "2500", "--work", Path.Combine(_dir, "work-apg"), "--out", Path.Combine(_dir, "out-apg"));
 
-        exit.ShouldBe(0);
+        exit.ShouldBe(0, _lastError);
         var rows = ReadResults(Path.Combine(_dir, "out-apg"));
         rows.Select(r => r.GetProperty("method").GetString()).Order().ShouldBe(["saito", "set-based"]);
         rows.ShouldAllBe(r => r.GetProperty("rows").GetInt64() == 10_240 && r.GetProperty("key").GetString() == "guid");
