@@ -1,4 +1,3 @@
-using System.CommandLine;
 using System.Text.Json;
 using Saito.LoadTest.Classroom;
 
@@ -19,21 +18,19 @@ internal sealed record ClassroomOutcome(int ExitCode, JsonElement Row, JsonEleme
 {
     public static async Task<ClassroomOutcome> RunAsync(string outDir, params string[] args)
     {
-        using var error = new StringWriter();
-        int exit = await ClassroomCommand.Create().Parse([.. args, "--out", outDir])
-            .InvokeAsync(new InvocationConfiguration { Error = error }, TestContext.Current.CancellationToken);
+        var run = await ToolRun.InvokeAsync(ClassroomCommand.Create(), [.. args, "--out", outDir]);
         string results = Path.Combine(outDir, "results.json");
         if (!File.Exists(results))
         {
             string log = Path.Combine(outDir, "server.log");
             string tail = File.Exists(log) ? string.Join('\n', File.ReadLines(log).TakeLast(40)) : "(no server.log)";
-            Assert.Fail($"the run (exit {exit}) wrote no results.json.\nIts error output:\n{error}\nThe last lines of the server's log:\n{tail}");
+            Assert.Fail($"the run wrote no results.json{run.Why}\nThe last lines of the server's log:\n{tail}");
         }
 
         using var rows = JsonDocument.Parse(await File.ReadAllTextAsync(results, TestContext.Current.CancellationToken));
         rows.RootElement.GetArrayLength().ShouldBe(1);
         using var details = JsonDocument.Parse(await File.ReadAllTextAsync(Path.Combine(outDir, "classroom.json"), TestContext.Current.CancellationToken));
-        return new ClassroomOutcome(exit, rows.RootElement[0].Clone(), details.RootElement.Clone());
+        return new ClassroomOutcome(run.Exit, rows.RootElement[0].Clone(), details.RootElement.Clone());
     }
 
     public long Published => Details.GetProperty("published_readings").GetInt64();

@@ -1,4 +1,3 @@
-using System.CommandLine;
 using System.Text.Json;
 using Saito.LoadTest.Archive;
 using Saito.LoadTest.Tests.Classroom;
@@ -22,17 +21,6 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
     {
         Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
         Directory.Delete(_dir, recursive: true);
-    }
-
-    /// <summary>Runs a command; a run that fails says why in the test's output (the tool's error stream, exceptions included).</summary>
-    private string _lastError = "";
-
-    private async Task<int> InvokeAsync(Command command, params string[] args)
-    {
-        using var error = new StringWriter();
-        int exit = await command.Parse(args).InvokeAsync(new InvocationConfiguration { Error = error }, TestContext.Current.CancellationToken);
-        _lastError = exit == 0 ? "" : $"; {command.Name} exited {exit}, its error output:\n{error}";
-        return exit;
     }
 
     private static List<JsonElement> ReadResults(string outDir)
@@ -59,10 +47,10 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
     public async Task Quick_matrix_on_sqlite_measures_every_op_key_thread_count_and_method_and_stores_every_row()
     {
         string outDir = Path.Combine(_dir, "out");
-        int exit = await InvokeAsync(TiersCommand.Create(), "--quick", "--work", Path.Combine(_dir, "work"), "--tier", $"fast={Path.Combine(_dir, "fast")}",
+        var run = await ToolRun.InvokeAsync(TiersCommand.Create(), "--quick", "--work", Path.Combine(_dir, "work"), "--tier", $"fast={Path.Combine(_dir, "fast")}",
             "--archive-tier", $"slow={Path.Combine(_dir, "slow")}", "--out", outDir);
 
-        exit.ShouldBe(0, "every row stored, read back and archived" + _lastError);
+        run.Exit.ShouldBe(0, "every row stored, read back and archived" + run.Why);
         var rows = ReadResults(outDir);
         string[] keys = ["natural", "guid", "sequential-guid"];
         int[] threads = [1, 16, 32];
@@ -94,10 +82,10 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
     {
         var (hot, archive) = PostgresServer.Tablespaces;
         string outDir = Path.Combine(_dir, "out-pg");
-        int exit = await InvokeAsync(TiersCommand.Create(), "--db", "postgres", "--pg", postgres.ConnectionString, "--tier", $"fast=@{hot}", "--tier", $"slow=@{archive}",
+        var run = await ToolRun.InvokeAsync(TiersCommand.Create(), "--db", "postgres", "--pg", postgres.ConnectionString, "--tier", $"fast=@{hot}", "--tier", $"slow=@{archive}",
             "--keys", "natural,sequential-guid", "--threads", "1,4", "--rows", "5120", "--row-by-row-rows", "512", "--work", Path.Combine(_dir, "work-pg"), "--out", outDir);
 
-        exit.ShouldBe(0, _lastError);
+        run.Exit.ShouldBe(0, run.Why);
         var rows = ReadResults(outDir);
         rows.Count.ShouldBe(2 * 2 * 2 * 4, "2 tiers x 2 keys x 2 thread counts x (insert bulk, insert row-by-row, select, archive)");
         rows.Where(r => r.GetProperty("method").GetString() != "row-by-row").ShouldAllBe(r => r.GetProperty("rows").GetInt64() == 5120);
@@ -112,9 +100,9 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
     public async Task Archive_command_moves_every_row_both_ways_and_reports_the_inserts_it_delayed()
     {
         string outDir = Path.Combine(_dir, "out-archive");
-        int exit = await InvokeAsync(ArchiveCommand.Create(), "--rows", "20000", "--threads", "1,2", "--batch-rows", "3000", "--work", Path.Combine(_dir, "work-a"), "--out", outDir);
+        var run = await ToolRun.InvokeAsync(ArchiveCommand.Create(), "--rows", "20000", "--threads", "1,2", "--batch-rows", "3000", "--work", Path.Combine(_dir, "work-a"), "--out", outDir);
 
-        exit.ShouldBe(0, "every old row moved exactly once, the probe's rows left in hot" + _lastError);
+        run.Exit.ShouldBe(0, "every old row moved exactly once, the probe's rows left in hot" + run.Why);
         var rows = ReadResults(outDir);
         rows.Count.ShouldBe(4);
         rows.Select(r => (r.GetProperty("method").GetString(), r.GetProperty("threads").GetInt32())).Order()
@@ -131,10 +119,10 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
     [Fact]
     public async Task Archive_command_on_postgres_moves_every_row_with_saito_and_set_based()
     {
-        int exit = await InvokeAsync(ArchiveCommand.Create(), "--db", "postgres", "--pg", postgres.ConnectionString, "--keys", "guid", "--rows", "10000", "--threads", "2",
+        var run = await ToolRun.InvokeAsync(ArchiveCommand.Create(), "--db", "postgres", "--pg", postgres.ConnectionString, "--keys", "guid", "--rows", "10000", "--threads", "2",
             "--batch-rows", "2500", "--work", Path.Combine(_dir, "work-apg"), "--out", Path.Combine(_dir, "out-apg"));
 
-        exit.ShouldBe(0, _lastError);
+        run.Exit.ShouldBe(0, run.Why);
         var rows = ReadResults(Path.Combine(_dir, "out-apg"));
         rows.Select(r => r.GetProperty("method").GetString()).Order().ShouldBe(["saito", "set-based"]);
         rows.ShouldAllBe(r => r.GetProperty("rows").GetInt64() == 10_240 && r.GetProperty("key").GetString() == "guid");
@@ -152,8 +140,8 @@ public sealed class TiersCommandTests(PostgresServer postgres) : IDisposable
         Environment.SetEnvironmentVariable("SAITO_BENCH_POSTGRES", null);
         try
         {
-            int exit = await InvokeAsync(TiersCommand.Create(), "--quick", "--work", Path.Combine(_dir, "work-bad"), option, value, "--out", outDir);
-            exit.ShouldBe(2);
+            var run = await ToolRun.InvokeAsync(TiersCommand.Create(), "--quick", "--work", Path.Combine(_dir, "work-bad"), option, value, "--out", outDir);
+            run.Exit.ShouldBe(2);
             Directory.Exists(outDir).ShouldBeFalse("nothing was measured");
         }
         finally

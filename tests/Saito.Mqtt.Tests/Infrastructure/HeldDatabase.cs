@@ -30,7 +30,13 @@ public sealed class HeldDatabase : IAsyncDisposable
             (await warm.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(30))).ReasonCode.ShouldBe(MqttReasonCode.Success);
         }
 
-        var connection = new SqliteConnection($"Data Source={saito.HotDatabase};Pooling=False");
+        return await HoldFileAsync(saito.HotDatabase, token);
+    }
+
+    /// <summary>Holds the SQLite file at <paramref name="path"/> (created empty if absent), e.g. before Saito starts on it.</summary>
+    public static async Task<HeldDatabase> HoldFileAsync(string path, CancellationToken token)
+    {
+        var connection = new SqliteConnection($"Data Source={path};Pooling=False");
         await connection.OpenAsync(token);
         await ExecuteAsync(connection, "BEGIN EXCLUSIVE", token);
         return new HeldDatabase(connection);

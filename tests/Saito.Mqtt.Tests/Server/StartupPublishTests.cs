@@ -19,9 +19,7 @@ public sealed class StartupPublishTests
         try
         {
             // Another connection holds the (empty) hot database, so Saito cannot create its tables until released.
-            await using var holder = new SqliteConnection($"Data Source={Path.Combine(hot, "saito-hot.db")};Pooling=False");
-            await holder.OpenAsync(token);
-            await ExecuteAsync(holder, "BEGIN EXCLUSIVE", token);
+            await using var held = await HeldDatabase.HoldFileAsync(Path.Combine(hot, "saito-hot.db"), token);
 
             await using var saito = await SaitoBrokerInstance.StartAsync([$"Storage:HotPath={hot}", "Storage:CommandTimeoutSeconds=1"]);
             var ready = saito.Services.GetRequiredService<ReadingWriterPool>().Ready;
@@ -37,13 +35,13 @@ public sealed class StartupPublishTests
             });
             ready.IsCompleted.ShouldBeFalse("the database is held: Saito is still preparing it, which is the case under test");
 
-            await ExecuteAsync(holder, "ROLLBACK", token);
+            await held.ReleaseAsync(token);
             var ack = await hub.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(60));
             ack.PacketId.ShouldBe((ushort)3);
             ack.ReasonCode.ShouldBe(MqttReasonCode.Success);
             ready.IsCompletedSuccessfully.ShouldBeTrue();
 
-            await using var count = holder.CreateCommand();
+            await using var count = held.Connection.CreateCommand();
             count.CommandText = "SELECT COUNT(*) FROM v_biosensor WHERE serial = $device";
             count.Parameters.AddWithValue("$device", device);
             Convert.ToInt64(await count.ExecuteScalarAsync(token), CultureInfo.InvariantCulture).ShouldBe(1);
@@ -53,12 +51,5 @@ public sealed class StartupPublishTests
             SqliteConnection.ClearAllPools();
             Directory.Delete(hot, recursive: true);
         }
-    }
-
-    private static async Task ExecuteAsync(SqliteConnection connection, string sql, CancellationToken token)
-    {
-        await using var command = connection.CreateCommand();
-        command.CommandText = sql;
-        await command.ExecuteNonQueryAsync(token);
     }
 }
