@@ -9,7 +9,7 @@
 
 PRAGMA journal_mode = WAL;
 
--- Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello.
+-- Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello; ingestion sets last_seen every few seconds; staff set retired_at through the registry.
 CREATE TABLE IF NOT EXISTS device (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
     serial     TEXT    NOT NULL UNIQUE,
@@ -18,7 +18,9 @@ CREATE TABLE IF NOT EXISTS device (
     firmware   TEXT,
     hub        TEXT,
     first_seen INTEGER NOT NULL,
-    last_hello INTEGER
+    last_hello INTEGER,
+    last_seen  INTEGER,
+    retired_at INTEGER
 ) STRICT;
 
 -- Messages (or single readings) Saito could not store as readings, with the reason. Newest: ORDER BY id DESC.

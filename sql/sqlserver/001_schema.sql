@@ -51,7 +51,7 @@
 --     ALTER DATABASE CURRENT ADD FILE (NAME = N'saito_saito_archive', FILENAME = N'/var/opt/mssql/data/slow/saito_saito_archive.ndf') TO FILEGROUP [saito_archive];
 -- GO
 
--- device: registered devices (the readings' device_id); a hello message updates kind, channels, firmware, hub, last_hello.
+-- device: registered devices (the readings' device_id); a hello message updates kind, channels, firmware, hub, last_hello; ingestion sets last_seen; staff set retired_at.
 IF OBJECT_ID(N'[dbo].[device]', N'U') IS NULL
 BEGIN
     CREATE TABLE [dbo].[device] (
@@ -63,10 +63,16 @@ BEGIN
         [hub] nvarchar(128) NULL,
         [first_seen] datetime2(6) NOT NULL CONSTRAINT [df_device_first_seen] DEFAULT (SYSUTCDATETIME()),
         [last_hello] datetime2(6) NULL,
+        [last_seen] datetime2(6) NULL,
+        [retired_at] datetime2(6) NULL,
         CONSTRAINT [pk_device] PRIMARY KEY CLUSTERED ([id]),
         CONSTRAINT [uq_device_serial] UNIQUE ([serial])
     ) ON [PRIMARY];
 END;
+IF COL_LENGTH(N'[dbo].[device]', N'last_seen') IS NULL
+    ALTER TABLE [dbo].[device] ADD [last_seen] datetime2(6) NULL;
+IF COL_LENGTH(N'[dbo].[device]', N'retired_at') IS NULL
+    ALTER TABLE [dbo].[device] ADD [retired_at] datetime2(6) NULL;
 GO
 
 -- dead_letter: messages (or single readings) Saito could not store as readings, with the reason; newest: ORDER BY id DESC.

@@ -77,7 +77,7 @@ public static class PostgresSchema
         ReadingTables.DeviceTable,
         SchemaObjectKind.Table,
         StorageTier.Hot,
-        "Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello.",
+        "Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello; ingestion sets last_seen every few seconds; staff set retired_at through the registry.",
         $"""
          CREATE TABLE IF NOT EXISTS {ReadingTables.DeviceTable} (
          {SchemaScript.Columns([
@@ -89,6 +89,8 @@ public static class PostgresSchema
              ("hub", "text", ""),
              ("first_seen", "timestamptz", "NOT NULL DEFAULT now()"),
              ("last_hello", "timestamptz", ""),
+             ("last_seen", "timestamptz", ""),
+             ("retired_at", "timestamptz", ""),
          ])},
              CONSTRAINT {ReadingTables.DeviceTable}_pkey PRIMARY KEY (id){IndexTablespaceClause(tablespace)},
              CONSTRAINT {ReadingTables.DeviceTable}_serial_key UNIQUE (serial){IndexTablespaceClause(tablespace)}
@@ -119,7 +121,12 @@ public static class PostgresSchema
     private const string AddPayloadBytes = $"ALTER TABLE {ReadingTables.DeadLetterTable} ADD COLUMN IF NOT EXISTS payload_bytes bytea";
 
     /// <summary>Columns added after a table was first created (<see cref="AddedColumn"/>), added on start when missing.</summary>
-    public static IReadOnlyList<AddedColumn> AddedColumns { get; } = [new(ReadingTables.DeadLetterTable, "payload_bytes", AddPayloadBytes)];
+    public static IReadOnlyList<AddedColumn> AddedColumns { get; } =
+    [
+        new(ReadingTables.DeadLetterTable, "payload_bytes", AddPayloadBytes),
+        new(ReadingTables.DeviceTable, "last_seen", $"ALTER TABLE {ReadingTables.DeviceTable} ADD COLUMN IF NOT EXISTS last_seen timestamptz"),
+        new(ReadingTables.DeviceTable, "retired_at", $"ALTER TABLE {ReadingTables.DeviceTable} ADD COLUMN IF NOT EXISTS retired_at timestamptz"),
+    ];
 
     /// <summary>The name of a table's primary-key constraint (and index).</summary>
     public static string PrimaryKeyName(string table) => table + "_pkey";

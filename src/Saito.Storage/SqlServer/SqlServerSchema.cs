@@ -144,7 +144,7 @@ internal sealed class SqlServerSchema
     {
         var steps = new List<SqlServerSchemaStep>
         {
-            new(ReadingTables.DeviceTable, SqlServerSchemaObject.Table, ReadingTables.DeviceTable, Guarded(ReadingTables.DeviceTable, CreateDeviceTable())),
+            new(ReadingTables.DeviceTable, SqlServerSchemaObject.Table, ReadingTables.DeviceTable, Guarded(ReadingTables.DeviceTable, CreateDeviceTable()) + "\n" + AddDeviceRegistryColumns),
             new(ReadingTables.DeadLetterTable, SqlServerSchemaObject.Table, ReadingTables.DeadLetterTable,
                 Guarded(ReadingTables.DeadLetterTable, CreateDeadLetterTable()) + "\n" + AddDeadLetterPayloadBytes),
         };
@@ -235,6 +235,8 @@ internal sealed class SqlServerSchema
             [hub] nvarchar({HubLength}) NULL,
             [first_seen] datetime2(6) NOT NULL CONSTRAINT [df_device_first_seen] DEFAULT (SYSUTCDATETIME()),
             [last_hello] datetime2(6) NULL,
+            [last_seen] datetime2(6) NULL,
+            [retired_at] datetime2(6) NULL,
             CONSTRAINT [pk_device] PRIMARY KEY CLUSTERED ([id]),
             CONSTRAINT [uq_device_serial] UNIQUE ([serial])
         ) ON {SqlServerSql.Quote(Filegroup(StorageTier.Hot))};
@@ -264,6 +266,16 @@ internal sealed class SqlServerSchema
     public static string AddDeadLetterPayloadBytes { get; } =
         $"IF COL_LENGTH({SqlServerSql.Literal(SqlServerSql.Table(ReadingTables.DeadLetterTable))}, N'payload_bytes') IS NULL\n" +
         $"    ALTER TABLE {SqlServerSql.Table(ReadingTables.DeadLetterTable)} ADD [payload_bytes] varbinary(max) NULL;";
+
+    /// <summary>
+    /// last_seen (set by ingestion every few seconds) and retired_at (set by staff through the registry) came after
+    /// the first device table: a table made by an older Saito gets them on start (nullable, metadata only).
+    /// </summary>
+    public static string AddDeviceRegistryColumns { get; } =
+        $"IF COL_LENGTH({SqlServerSql.Literal(SqlServerSql.Table(ReadingTables.DeviceTable))}, N'last_seen') IS NULL\n" +
+        $"    ALTER TABLE {SqlServerSql.Table(ReadingTables.DeviceTable)} ADD [last_seen] datetime2(6) NULL;\n" +
+        $"IF COL_LENGTH({SqlServerSql.Literal(SqlServerSql.Table(ReadingTables.DeviceTable))}, N'retired_at') IS NULL\n" +
+        $"    ALTER TABLE {SqlServerSql.Table(ReadingTables.DeviceTable)} ADD [retired_at] datetime2(6) NULL;";
 
     /// <summary>The columns Saito bulk-copies into dead_letter, in the order of its row source.</summary>
     public static IReadOnlyList<string> DeadLetterColumns { get; } = ["received_at", "topic", "client_id", "reason", "detail", "payload", "payload_bytes"];
@@ -396,7 +408,7 @@ internal sealed class SqlServerSchema
     {
         if (table == ReadingTables.DeviceTable)
         {
-            return "device: registered devices (the readings' device_id); a hello message updates kind, channels, firmware, hub, last_hello.";
+            return "device: registered devices (the readings' device_id); a hello message updates kind, channels, firmware, hub, last_hello; ingestion sets last_seen; staff set retired_at.";
         }
 
         if (table == ReadingTables.DeadLetterTable)

@@ -87,7 +87,7 @@ public static class SqliteSchema
         ReadingTables.DeviceTable,
         SchemaObjectKind.Table,
         StorageTier.Hot,
-        "Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello.",
+        "Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello; ingestion sets last_seen every few seconds; staff set retired_at through the registry.",
         $"""
          CREATE TABLE IF NOT EXISTS {ReadingTables.DeviceTable} (
          {SchemaScript.Columns([
@@ -99,6 +99,8 @@ public static class SqliteSchema
              ("hub", "TEXT", ""),
              ("first_seen", "INTEGER", "NOT NULL"),
              ("last_hello", "INTEGER", ""),
+             ("last_seen", "INTEGER", ""),
+             ("retired_at", "INTEGER", ""),
          ])}
          ) STRICT
          """);
@@ -125,7 +127,11 @@ public static class SqliteSchema
 
     /// <summary>Columns added after a table was first created (<see cref="AddedColumn"/>), added on start when missing.</summary>
     public static IReadOnlyList<AddedColumn> AddedColumns { get; } =
-        [new(ReadingTables.DeadLetterTable, "payload_bytes", $"ALTER TABLE {ReadingTables.DeadLetterTable} ADD COLUMN payload_bytes BLOB")];
+        [
+            new(ReadingTables.DeadLetterTable, "payload_bytes", $"ALTER TABLE {ReadingTables.DeadLetterTable} ADD COLUMN payload_bytes BLOB"),
+            new(ReadingTables.DeviceTable, "last_seen", $"ALTER TABLE {ReadingTables.DeviceTable} ADD COLUMN last_seen INTEGER"),
+            new(ReadingTables.DeviceTable, "retired_at", $"ALTER TABLE {ReadingTables.DeviceTable} ADD COLUMN retired_at INTEGER"),
+        ];
 
     private static readonly ReadingColumnTypes Types = new("BLOB", "NOT NULL PRIMARY KEY CHECK (length(id) = 16)", "INTEGER", "INTEGER", "REAL");
 

@@ -445,6 +445,38 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_device_table_made_before_the_registry_gets_last_seen_and_retired_at_on_start_and_keeps_its_devices()
+    {
+        var storage = await FreshStorageAsync();
+        var old = Track(storage.CreateStore(KeyStrategy.Natural));
+        await old.EnsureSchemaAsync(Ct);
+        int id = await old.RegisterDeviceAsync("SN-OLD-1", null, Ct);
+        await using (var connection = await storage.OpenConnectionAsync(StorageTier.Hot, Ct))
+        {
+            foreach (string column in new[] { "last_seen", "retired_at" })
+            {
+                // The table as Saito made it before the registry.
+                await using var drop = connection.CreateCommand();
+                drop.CommandText = $"ALTER TABLE {ReadingTables.DeviceTable} DROP COLUMN {column}";
+                await drop.ExecuteNonQueryAsync(Ct);
+            }
+        }
+
+        var upgraded = Track(storage.CreateStore(KeyStrategy.Natural));
+        var report = await upgraded.EnsureSchemaAsync(Ct);
+        await upgraded.EnsureSchemaAsync(Ct); // and again: nothing left to add
+
+        report.Existing.ShouldContain(ReadingTables.DeviceTable);
+        (await upgraded.LoadDevicesAsync(Ct))["SN-OLD-1"].ShouldBe(id);
+        await using (var connection = await storage.OpenConnectionAsync(StorageTier.Hot, Ct))
+        await using (var select = connection.CreateCommand())
+        {
+            select.CommandText = $"SELECT count(*) FROM {ReadingTables.DeviceTable} WHERE last_seen IS NULL AND retired_at IS NULL";
+            Convert.ToInt64(await select.ExecuteScalarAsync(Ct), System.Globalization.CultureInfo.InvariantCulture).ShouldBe(1);
+        }
+    }
+
+    [Fact]
     public async Task A_batch_of_dead_letters_alone_is_written()
     {
         var store = await NewStoreAsync(KeyStrategy.Guid);

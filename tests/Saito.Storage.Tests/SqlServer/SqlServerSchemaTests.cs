@@ -175,7 +175,12 @@ public sealed class SqlServerSchemaTests
             step.Object.ShouldBe(SqlServerSchemaObject.Table);
             step.Name.ShouldBe(step.Target);
             step.Sql.ShouldStartWith($"IF OBJECT_ID(N'[dbo].[{step.Target}]', N'U') IS NULL\nBEGIN\n    CREATE TABLE [dbo].[{step.Target}] (");
-            step.Sql.ShouldEndWith(step.Target == "dead_letter" ? "\nEND;\n" + SqlServerSchema.AddDeadLetterPayloadBytes : "\nEND;");
+            step.Sql.ShouldEndWith(step.Target switch
+            {
+                "dead_letter" => "\nEND;\n" + SqlServerSchema.AddDeadLetterPayloadBytes,
+                "device" => "\nEND;\n" + SqlServerSchema.AddDeviceRegistryColumns,
+                _ => "\nEND;",
+            });
         }
     }
 
