@@ -7,7 +7,7 @@ namespace Saito.Payloads;
 /// Parses <c>{prefix}/{hub}/{device}/{kind}</c>: exactly four levels; the prefix compared ordinally; hub and device
 /// non-empty, at most <see cref="ReadingLimits.MaxHubLength"/> / <see cref="ReadingLimits.MaxDeviceLength"/>
 /// characters, without wildcards (<c>+</c>, <c>#</c>) or control characters; kind one of <c>biosensor</c>,
-/// <c>location</c>, <c>pressure</c>, <c>hello</c> (lower case).
+/// <c>location</c>, <c>pressure</c>, <c>hello</c>, <c>checkin</c> (lower case).
 /// </summary>
 public static class SaitoTopicParser
 {
@@ -85,8 +85,11 @@ public static class SaitoTopicParser
             case "hello":
                 kind = TopicKind.Hello;
                 break;
+            case "checkin":
+                kind = TopicKind.CheckIn;
+                break;
             default:
-                error = $"unknown kind '{Shorten(kindText)}': the last level must be biosensor, location, pressure or hello";
+                error = $"unknown kind '{Shorten(kindText)}': the last level must be biosensor, location, pressure, hello or checkin";
                 return false;
         }
 

@@ -76,11 +76,21 @@ public static class DeadLetterReasons
     /// <summary>A hello payload that cannot be read.</summary>
     public const string BadHello = "bad-hello";
 
+    /// <summary>A check-in payload that cannot be read (not JSON, no owner, a time outside the window).</summary>
+    public const string BadCheckIn = "bad-check-in";
+
+    /// <summary>A check-in for an owner id the registry does not have (or one no longer active).</summary>
+    public const string UnknownOwner = "unknown-owner";
+
+    /// <summary>A check-in arrived while the registry was unavailable (its database migration failed): the message is kept here.</summary>
+    public const string RegistryUnavailable = "registry-unavailable";
+
     /// <summary>Every code above, in the order docs/protocol.md lists them.</summary>
     public static IReadOnlyList<string> All { get; } =
     [
         BadTopic, PayloadTooLarge, Empty, MalformedJson, MalformedSenML, WrongType, MissingField, DuplicateField,
         WrongKind, NotFinite, OutOfRange, BadTimestamp, TimestampFuture, TimestampPast, BadChannel, UnknownName,
-        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, BadHello,
+        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, BadHello, BadCheckIn, UnknownOwner,
+        RegistryUnavailable,
     ];
 }

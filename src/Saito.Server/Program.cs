@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Saito.Server;
+using Saito.Server.Registry;
 using Saito.Server.Security;
 
 if (CredentialsCli.Handles(args))
@@ -10,9 +11,15 @@ if (CredentialsCli.Handles(args))
     return CredentialsCli.Run(args, settings.Configuration, Console.Out, Console.Error);
 }
 
+if (RegistryCli.Handles(args))
+{
+    // saito users ... / saito registry ...: staff accounts and the registry's database, with the server's configuration.
+    return await RegistryCli.RunAsync(args, Console.Out, Console.Error);
+}
+
 try
 {
-    SaitoApp.Build(args).Run();
+    await SaitoApp.Build(args).RunAsync();
     return 0;
 }
 catch (OptionsValidationException ex)

@@ -1,6 +1,8 @@
 using Saito.Ingestion.Hosting;
 using Microsoft.Extensions.Options;
 using Saito.Mqtt.Hosting;
+using Saito.Server.Api;
+using Saito.Server.Registry;
 using Saito.Server.Security;
 using Saito.Storage.Archive;
 
@@ -24,6 +26,8 @@ public static class SaitoApp
             builder.AddSaitoSecurity();
         }
 
+        builder.AddSaitoRegistryGlue();
+        builder.AddSaitoApi();
         builder.Services.AddHostedService<TryItReport>();
         builder.Services.AddOptions<ArchiverOptions>().BindConfiguration(ArchiverOptions.SectionName).ValidateOnStart();
         builder.Services.AddSingleton<IValidateOptions<ArchiverOptions>, ArchiverOptionsValidator>();
@@ -35,6 +39,7 @@ public static class SaitoApp
 
         var app = builder.Build();
         app.MapHealthChecks("/health", HealthResponse.Options);
+        app.MapSaitoApi();
         if (embedded)
         {
             app.MapSaitoMqttEndpoints();

@@ -19,6 +19,9 @@ public enum IngestResult
 
     /// <summary>A hello: the device's registration is committed.</summary>
     DeviceAnnounced,
+
+    /// <summary>A check-in: the registry has committed it (or it was one already recorded).</summary>
+    CheckedIn,
 }
 
 /// <summary>
@@ -34,6 +37,8 @@ public sealed partial class MessageIngestor
     private readonly ReadingWriterPool _writers;
     private readonly IngestionMetrics _metrics;
     private readonly ILogger<MessageIngestor> _logger;
+    private readonly ICheckInRecorder? _checkIns;
+    private readonly IngestionOptions _options;
     private readonly string _prefix;
     private readonly string _prefixWithSlash;
     private readonly object _logWindowLock = new();
@@ -42,9 +47,11 @@ public sealed partial class MessageIngestor
     private int _suppressedInWindow;
 
     public MessageIngestor(ReadingParser parser, DeviceRegistry registry, ReadingWriterPool writers, IngestionMetrics metrics,
-        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger)
+        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null)
     {
         ArgumentNullException.ThrowIfNull(options);
+        _options = options.Value;
+        _checkIns = checkIns;
         _parser = parser;
         _registry = registry;
         _writers = writers;
@@ -104,6 +111,11 @@ public sealed partial class MessageIngestor
             return await RefuseNewDeviceAsync(message, topic.Device, topic.Hub, cancellationToken);
         }
 
+        if (topic.Kind == TopicKind.CheckIn)
+        {
+            return await CheckInAsync(message, topic.Device, deviceId, cancellationToken);
+        }
+
         var readings = new List<Reading>();
         var context = new ReadingParseContext(topic.ReadingKind!.Value, deviceId, message.Topic, message.ClientId, message.ReceivedAt, message.ContentType);
         var parsed = _parser.Parse(context, message.Payload.Span, readings, deadLetters);
@@ -119,6 +131,44 @@ public sealed partial class MessageIngestor
         }
 
         await SubmitAsync(message, readings, deadLetters, cancellationToken);
+        return IngestResult.Stored;
+    }
+
+    /// <summary>
+    /// A fingerprint reader's check-in: parsed, then recorded by the registry (committed before this returns, so the
+    /// acknowledgement means it is durable). A payload that cannot be read, an owner the registry does not know, or a
+    /// registry that is down becomes a dead letter with the reason; nothing is dropped silently.
+    /// </summary>
+    private async Task<IngestResult> CheckInAsync(InboundMessage message, string reader, int readerId, CancellationToken cancellationToken)
+    {
+        string reason;
+        string detail;
+        if (!CheckInParser.TryParse(message.Payload.Span, message.ReceivedAt, _options, out var checkIn, out string? error))
+        {
+            (reason, detail) = (DeadLetterReasons.BadCheckIn, error);
+        }
+        else
+        {
+            var recorded = _checkIns is null ? CheckInRecording.Unavailable : await _checkIns.RecordAsync(reader, readerId, checkIn, cancellationToken);
+            switch (recorded)
+            {
+                case CheckInRecording.Done:
+                    return IngestResult.CheckedIn;
+                case CheckInRecording.UnknownOwner:
+                    (reason, detail) = (DeadLetterReasons.UnknownOwner,
+                        FormattableString.Invariant($"reader {reader} sent owner {checkIn.OwnerId}, which the registry does not have (or is no longer active): enrol the owner, or check the reader's enrolment"));
+                    break;
+                default:
+                    (reason, detail) = (DeadLetterReasons.RegistryUnavailable,
+                        FormattableString.Invariant($"the registry is unavailable (see Saito's log at start); check-in of owner {checkIn.OwnerId} by reader {reader} kept here"));
+                    break;
+            }
+        }
+
+        var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, reason, detail, message.Payload.Span);
+        LogRejection(message.Topic, reason, detail);
+        _metrics.Rejected(reason);
+        await SubmitAsync(message, [], [letter], cancellationToken);
         return IngestResult.Stored;
     }
 

@@ -71,6 +71,14 @@ public abstract class RegistryDbContext : IdentityDbContext<StaffUser, IdentityR
         builder.Entity<StaffUser>().ToTable("staff_user");
         builder.Entity<StaffUser>().Property(u => u.DisplayName).HasMaxLength(NameLength);
         builder.Entity<IdentityRole<int>>().ToTable("staff_role");
+        // The roles are part of the schema: every database has the same four, with the same ids.
+        builder.Entity<IdentityRole<int>>().HasData(StaffRoles.All.Select((name, i) => new IdentityRole<int>
+        {
+            Id = i + 1,
+            Name = name,
+            NormalizedName = name.ToUpperInvariant(),
+            ConcurrencyStamp = "saito-role-" + name,
+        }));
         builder.Entity<IdentityUserRole<int>>().ToTable("staff_user_role");
         builder.Entity<IdentityUserClaim<int>>().ToTable("staff_user_claim");
         builder.Entity<IdentityUserLogin<int>>().ToTable("staff_user_login");

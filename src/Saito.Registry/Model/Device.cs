@@ -44,3 +44,10 @@ public sealed class Device
 
     public List<Assignment> Assignments { get; } = [];
 }
+
+/// <summary>What staff may call a device (a hello may also say biosensor, location or pressure).</summary>
+public static class DeviceKinds
+{
+    public static IReadOnlyList<string> All { get; } =
+        ["wristband", "location-garment", "pressure-mat", "foot-mat", "tablet", "phone", "fingerprint-reader", "hub"];
+}

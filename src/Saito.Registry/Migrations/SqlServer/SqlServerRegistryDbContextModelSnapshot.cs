@@ -55,6 +55,36 @@ namespace Saito.Registry.Migrations.SqlServer
                         .HasFilter("[normalized_name] IS NOT NULL");
 
                     b.ToTable("staff_role", (string)null);
+
+                    b.HasData(
+                        new
+                        {
+                            Id = 1,
+                            ConcurrencyStamp = "saito-role-admin",
+                            Name = "admin",
+                            NormalizedName = "ADMIN"
+                        },
+                        new
+                        {
+                            Id = 2,
+                            ConcurrencyStamp = "saito-role-teacher",
+                            Name = "teacher",
+                            NormalizedName = "TEACHER"
+                        },
+                        new
+                        {
+                            Id = 3,
+                            ConcurrencyStamp = "saito-role-aide",
+                            Name = "aide",
+                            NormalizedName = "AIDE"
+                        },
+                        new
+                        {
+                            Id = 4,
+                            ConcurrencyStamp = "saito-role-ops",
+                            Name = "ops",
+                            NormalizedName = "OPS"
+                        });
                 });
 
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityRoleClaim<int>", b =>

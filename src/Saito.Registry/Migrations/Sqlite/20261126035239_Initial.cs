@@ -3,6 +3,8 @@ using Microsoft.EntityFrameworkCore.Migrations;
 
 #nullable disable
 
+#pragma warning disable CA1814 // Prefer jagged arrays over multidimensional
+
 namespace Saito.Registry.Migrations.Sqlite
 {
     /// <inheritdoc />
@@ -385,6 +387,17 @@ namespace Saito.Registry.Migrations.Sqlite
                         principalTable: "owner",
                         principalColumn: "id",
                         onDelete: ReferentialAction.Restrict);
+                });
+
+            migrationBuilder.InsertData(
+                table: "staff_role",
+                columns: new[] { "id", "concurrency_stamp", "name", "normalized_name" },
+                values: new object[,]
+                {
+                    { 1, "saito-role-admin", "admin", "ADMIN" },
+                    { 2, "saito-role-teacher", "teacher", "TEACHER" },
+                    { 3, "saito-role-aide", "aide", "AIDE" },
+                    { 4, "saito-role-ops", "ops", "OPS" }
                 });
 
             migrationBuilder.CreateIndex(

@@ -11,7 +11,7 @@ using Saito.Registry.Data;
 namespace Saito.Registry.Migrations.Sqlite
 {
     [DbContext(typeof(SqliteRegistryDbContext))]
-    [Migration("20261126033540_Initial")]
+    [Migration("20261126035239_Initial")]
     partial class Initial
     {
         /// <inheritdoc />
@@ -50,6 +50,36 @@ namespace Saito.Registry.Migrations.Sqlite
                         .HasDatabaseName("ix_staff_role_normalized_name");
 
                     b.ToTable("staff_role", (string)null);
+
+                    b.HasData(
+                        new
+                        {
+                            Id = 1,
+                            ConcurrencyStamp = "saito-role-admin",
+                            Name = "admin",
+                            NormalizedName = "ADMIN"
+                        },
+                        new
+                        {
+                            Id = 2,
+                            ConcurrencyStamp = "saito-role-teacher",
+                            Name = "teacher",
+                            NormalizedName = "TEACHER"
+                        },
+                        new
+                        {
+                            Id = 3,
+                            ConcurrencyStamp = "saito-role-aide",
+                            Name = "aide",
+                            NormalizedName = "AIDE"
+                        },
+                        new
+                        {
+                            Id = 4,
+                            ConcurrencyStamp = "saito-role-ops",
+                            Name = "ops",
+                            NormalizedName = "OPS"
+                        });
                 });
 
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityRoleClaim<int>", b =>

@@ -2,17 +2,17 @@
 using System;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.EntityFrameworkCore.Infrastructure;
+using Microsoft.EntityFrameworkCore.Metadata;
 using Microsoft.EntityFrameworkCore.Migrations;
 using Microsoft.EntityFrameworkCore.Storage.ValueConversion;
-using Npgsql.EntityFrameworkCore.PostgreSQL.Metadata;
 using Saito.Registry.Data;
 
 #nullable disable
 
-namespace Saito.Registry.Migrations.Postgres
+namespace Saito.Registry.Migrations.SqlServer
 {
-    [DbContext(typeof(PostgresRegistryDbContext))]
-    [Migration("20261126033546_Initial")]
+    [DbContext(typeof(SqlServerRegistryDbContext))]
+    [Migration("20261126035306_Initial")]
     partial class Initial
     {
         /// <inheritdoc />
@@ -21,32 +21,32 @@ namespace Saito.Registry.Migrations.Postgres
 #pragma warning disable 612, 618
             modelBuilder
                 .HasAnnotation("ProductVersion", "10.0.15")
-                .HasAnnotation("Relational:MaxIdentifierLength", 63);
+                .HasAnnotation("Relational:MaxIdentifierLength", 128);
 
-            NpgsqlModelBuilderExtensions.UseIdentityByDefaultColumns(modelBuilder);
+            SqlServerModelBuilderExtensions.UseIdentityColumns(modelBuilder);
 
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityRole<int>", b =>
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<string>("ConcurrencyStamp")
                         .IsConcurrencyToken()
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("concurrency_stamp");
 
                     b.Property<string>("Name")
                         .HasMaxLength(256)
-                        .HasColumnType("character varying(256)")
+                        .HasColumnType("nvarchar(256)")
                         .HasColumnName("name");
 
                     b.Property<string>("NormalizedName")
                         .HasMaxLength(256)
-                        .HasColumnType("character varying(256)")
+                        .HasColumnType("nvarchar(256)")
                         .HasColumnName("normalized_name");
 
                     b.HasKey("Id")
@@ -54,30 +54,61 @@ namespace Saito.Registry.Migrations.Postgres
 
                     b.HasIndex("NormalizedName")
                         .IsUnique()
-                        .HasDatabaseName("ix_staff_role_normalized_name");
+                        .HasDatabaseName("ix_staff_role_normalized_name")
+                        .HasFilter("[normalized_name] IS NOT NULL");
 
                     b.ToTable("staff_role", (string)null);
+
+                    b.HasData(
+                        new
+                        {
+                            Id = 1,
+                            ConcurrencyStamp = "saito-role-admin",
+                            Name = "admin",
+                            NormalizedName = "ADMIN"
+                        },
+                        new
+                        {
+                            Id = 2,
+                            ConcurrencyStamp = "saito-role-teacher",
+                            Name = "teacher",
+                            NormalizedName = "TEACHER"
+                        },
+                        new
+                        {
+                            Id = 3,
+                            ConcurrencyStamp = "saito-role-aide",
+                            Name = "aide",
+                            NormalizedName = "AIDE"
+                        },
+                        new
+                        {
+                            Id = 4,
+                            ConcurrencyStamp = "saito-role-ops",
+                            Name = "ops",
+                            NormalizedName = "OPS"
+                        });
                 });
 
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityRoleClaim<int>", b =>
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<string>("ClaimType")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("claim_type");
 
                     b.Property<string>("ClaimValue")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("claim_value");
 
                     b.Property<int>("RoleId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("role_id");
 
                     b.HasKey("Id")
@@ -93,21 +124,21 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<string>("ClaimType")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("claim_type");
 
                     b.Property<string>("ClaimValue")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("claim_value");
 
                     b.Property<int>("UserId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("user_id");
 
                     b.HasKey("Id")
@@ -122,19 +153,19 @@ namespace Saito.Registry.Migrations.Postgres
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityUserLogin<int>", b =>
                 {
                     b.Property<string>("LoginProvider")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(450)")
                         .HasColumnName("login_provider");
 
                     b.Property<string>("ProviderKey")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(450)")
                         .HasColumnName("provider_key");
 
                     b.Property<string>("ProviderDisplayName")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("provider_display_name");
 
                     b.Property<int>("UserId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("user_id");
 
                     b.HasKey("LoginProvider", "ProviderKey")
@@ -149,11 +180,11 @@ namespace Saito.Registry.Migrations.Postgres
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityUserRole<int>", b =>
                 {
                     b.Property<int>("UserId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("user_id");
 
                     b.Property<int>("RoleId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("role_id");
 
                     b.HasKey("UserId", "RoleId")
@@ -168,19 +199,19 @@ namespace Saito.Registry.Migrations.Postgres
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityUserToken<int>", b =>
                 {
                     b.Property<int>("UserId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("user_id");
 
                     b.Property<string>("LoginProvider")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(450)")
                         .HasColumnName("login_provider");
 
                     b.Property<string>("Name")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(450)")
                         .HasColumnName("name");
 
                     b.Property<string>("Value")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("value");
 
                     b.HasKey("UserId", "LoginProvider", "Name")
@@ -193,36 +224,36 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<string>("AssignedBy")
                         .IsRequired()
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("assigned_by");
 
                     b.Property<int>("DeviceId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("device_id");
 
-                    b.Property<DateTimeOffset>("From")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("From")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("assigned_from");
 
                     b.Property<string>("Note")
                         .HasMaxLength(1000)
-                        .HasColumnType("character varying(1000)")
+                        .HasColumnType("nvarchar(1000)")
                         .HasColumnName("note");
 
                     b.Property<int>("OwnerId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("owner_id");
 
-                    b.Property<DateTimeOffset?>("To")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("To")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("assigned_to");
 
                     b.HasKey("Id")
@@ -231,7 +262,7 @@ namespace Saito.Registry.Migrations.Postgres
                     b.HasIndex("DeviceId")
                         .IsUnique()
                         .HasDatabaseName("ix_assignment_open_device")
-                        .HasFilter("\"assigned_to\" IS NULL");
+                        .HasFilter("[assigned_to] IS NULL");
 
                     b.HasIndex("DeviceId", "From")
                         .HasDatabaseName("ix_assignment_device_id_assigned_from");
@@ -249,22 +280,22 @@ namespace Saito.Registry.Migrations.Postgres
                         .HasColumnType("bigint")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<long>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<long>("Id"));
 
-                    b.Property<DateTimeOffset>("CheckedInAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("CheckedInAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("checked_in_at");
 
-                    b.Property<DateTimeOffset?>("CheckedOutAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("CheckedOutAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("checked_out_at");
 
                     b.Property<int>("OwnerId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("owner_id");
 
-                    b.Property<DateTimeOffset>("RecordedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("RecordedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("recorded_at");
 
                     b.Property<DateOnly>("SchoolDate")
@@ -274,7 +305,7 @@ namespace Saito.Registry.Migrations.Postgres
                     b.Property<string>("Source")
                         .IsRequired()
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("source");
 
                     b.HasKey("Id")
@@ -294,29 +325,29 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
-                    b.Property<DateTimeOffset?>("AbsencesCheckedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("AbsencesCheckedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("absences_checked_at");
 
                     b.Property<int>("ClassId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("class_id");
 
-                    b.Property<DateTimeOffset>("EndsAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("EndsAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("ends_at");
 
                     b.Property<DateOnly>("SchoolDate")
                         .HasColumnType("date")
                         .HasColumnName("school_date");
 
-                    b.Property<DateTimeOffset>("StartsAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("StartsAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("starts_at");
 
                     b.HasKey("Id")
@@ -336,57 +367,57 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
-                    b.Property<DateTimeOffset>("CreatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("CreatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("created_at");
 
                     b.Property<string>("Email")
                         .IsRequired()
                         .HasMaxLength(254)
-                        .HasColumnType("character varying(254)")
+                        .HasColumnType("nvarchar(254)")
                         .HasColumnName("email");
 
                     b.Property<string>("Language")
                         .HasMaxLength(16)
-                        .HasColumnType("character varying(16)")
+                        .HasColumnType("nvarchar(16)")
                         .HasColumnName("language");
 
                     b.Property<string>("Name")
                         .IsRequired()
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("name");
 
                     b.Property<bool>("NotifyAbsence")
-                        .HasColumnType("boolean")
+                        .HasColumnType("bit")
                         .HasColumnName("notify_absence");
 
                     b.Property<bool>("NotifyArrival")
-                        .HasColumnType("boolean")
+                        .HasColumnType("bit")
                         .HasColumnName("notify_arrival");
 
                     b.Property<int>("OwnerId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("owner_id");
 
                     b.Property<string>("Relationship")
                         .IsRequired()
                         .HasMaxLength(16)
-                        .HasColumnType("character varying(16)")
+                        .HasColumnType("nvarchar(16)")
                         .HasColumnName("relationship");
 
-                    b.Property<DateTimeOffset>("UpdatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("UpdatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("updated_at");
 
                     b.Property<int>("Version")
                         .IsConcurrencyToken()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("version");
 
                     b.HasKey("Id")
@@ -402,46 +433,46 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<int?>("Channels")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("channels");
 
                     b.Property<string>("Firmware")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("firmware");
 
-                    b.Property<DateTimeOffset>("FirstSeen")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("FirstSeen")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("first_seen");
 
                     b.Property<string>("Hub")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("hub");
 
                     b.Property<string>("Kind")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("kind");
 
-                    b.Property<DateTimeOffset?>("LastHello")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("LastHello")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("last_hello");
 
-                    b.Property<DateTimeOffset?>("LastSeen")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("LastSeen")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("last_seen");
 
-                    b.Property<DateTimeOffset?>("RetiredAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("RetiredAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("retired_at");
 
                     b.Property<string>("Serial")
                         .IsRequired()
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(450)")
                         .HasColumnName("serial");
 
                     b.HasKey("Id")
@@ -464,10 +495,10 @@ namespace Saito.Registry.Migrations.Postgres
                         .HasColumnType("bigint")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<long>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<long>("Id"));
 
                     b.Property<int>("Attempts")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("attempts");
 
                     b.Property<long?>("CheckInId")
@@ -475,68 +506,68 @@ namespace Saito.Registry.Migrations.Postgres
                         .HasColumnName("check_in_id");
 
                     b.Property<int>("ContactId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("contact_id");
 
-                    b.Property<DateTimeOffset>("CreatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("CreatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("created_at");
 
                     b.Property<string>("DedupKey")
                         .IsRequired()
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("dedup_key");
 
                     b.Property<string>("Kind")
                         .IsRequired()
                         .HasMaxLength(16)
-                        .HasColumnType("character varying(16)")
+                        .HasColumnType("nvarchar(16)")
                         .HasColumnName("kind");
 
                     b.Property<string>("Language")
                         .IsRequired()
                         .HasMaxLength(16)
-                        .HasColumnType("character varying(16)")
+                        .HasColumnType("nvarchar(16)")
                         .HasColumnName("language");
 
                     b.Property<string>("LastError")
                         .HasMaxLength(1000)
-                        .HasColumnType("character varying(1000)")
+                        .HasColumnType("nvarchar(1000)")
                         .HasColumnName("last_error");
 
                     b.Property<string>("MessageId")
                         .IsRequired()
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("message_id");
 
-                    b.Property<DateTimeOffset>("NextAttemptAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("NextAttemptAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("next_attempt_at");
 
                     b.Property<int>("OwnerId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("owner_id");
 
-                    b.Property<DateTimeOffset?>("SentAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("SentAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("sent_at");
 
                     b.Property<int?>("SessionId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("session_id");
 
                     b.Property<string>("State")
                         .IsRequired()
                         .HasMaxLength(16)
-                        .HasColumnType("character varying(16)")
+                        .HasColumnType("nvarchar(16)")
                         .HasColumnName("state");
 
                     b.Property<string>("ToAddress")
                         .IsRequired()
                         .HasMaxLength(254)
-                        .HasColumnType("character varying(254)")
+                        .HasColumnType("nvarchar(254)")
                         .HasColumnName("to_address");
 
                     b.HasKey("Id")
@@ -562,43 +593,43 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<bool>("Active")
-                        .HasColumnType("boolean")
+                        .HasColumnType("bit")
                         .HasColumnName("active");
 
-                    b.Property<DateTimeOffset>("CreatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("CreatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("created_at");
 
                     b.Property<string>("DisplayName")
                         .IsRequired()
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("display_name");
 
                     b.Property<string>("ExternalRef")
                         .HasMaxLength(64)
-                        .HasColumnType("character varying(64)")
+                        .HasColumnType("nvarchar(64)")
                         .HasColumnName("external_ref");
 
                     b.Property<string>("Kind")
                         .IsRequired()
                         .HasMaxLength(16)
-                        .HasColumnType("character varying(16)")
+                        .HasColumnType("nvarchar(16)")
                         .HasColumnName("kind");
 
-                    b.Property<DateTimeOffset>("UpdatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("UpdatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("updated_at");
 
                     b.Property<int>("Version")
                         .IsConcurrencyToken()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("version");
 
                     b.HasKey("Id")
@@ -606,7 +637,8 @@ namespace Saito.Registry.Migrations.Postgres
 
                     b.HasIndex("ExternalRef")
                         .IsUnique()
-                        .HasDatabaseName("ix_owner_external_ref");
+                        .HasDatabaseName("ix_owner_external_ref")
+                        .HasFilter("[external_ref] IS NOT NULL");
 
                     b.ToTable("owner", (string)null);
                 });
@@ -614,15 +646,15 @@ namespace Saito.Registry.Migrations.Postgres
             modelBuilder.Entity("Saito.Registry.Model.RosterEntry", b =>
                 {
                     b.Property<int>("ClassId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("class_id");
 
                     b.Property<int>("OwnerId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("owner_id");
 
-                    b.Property<DateTimeOffset>("AddedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("AddedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("added_at");
 
                     b.HasKey("ClassId", "OwnerId")
@@ -638,33 +670,33 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
-                    b.Property<DateTimeOffset>("CreatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("CreatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("created_at");
 
                     b.Property<string>("Name")
                         .IsRequired()
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("name");
 
                     b.Property<string>("Room")
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("room");
 
-                    b.Property<DateTimeOffset>("UpdatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("UpdatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("updated_at");
 
                     b.Property<int>("Version")
                         .IsConcurrencyToken()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("version");
 
                     b.HasKey("Id")
@@ -681,79 +713,79 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<int>("AccessFailedCount")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("access_failed_count");
 
                     b.Property<string>("ConcurrencyStamp")
                         .IsConcurrencyToken()
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("concurrency_stamp");
 
-                    b.Property<DateTimeOffset>("CreatedAt")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime>("CreatedAt")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("created_at");
 
                     b.Property<string>("DisplayName")
                         .HasMaxLength(200)
-                        .HasColumnType("character varying(200)")
+                        .HasColumnType("nvarchar(200)")
                         .HasColumnName("display_name");
 
                     b.Property<string>("Email")
                         .HasMaxLength(256)
-                        .HasColumnType("character varying(256)")
+                        .HasColumnType("nvarchar(256)")
                         .HasColumnName("email");
 
                     b.Property<bool>("EmailConfirmed")
-                        .HasColumnType("boolean")
+                        .HasColumnType("bit")
                         .HasColumnName("email_confirmed");
 
                     b.Property<bool>("LockoutEnabled")
-                        .HasColumnType("boolean")
+                        .HasColumnType("bit")
                         .HasColumnName("lockout_enabled");
 
-                    b.Property<DateTimeOffset?>("LockoutEnd")
-                        .HasColumnType("timestamp with time zone")
+                    b.Property<DateTime?>("LockoutEnd")
+                        .HasColumnType("datetime2(6)")
                         .HasColumnName("lockout_end");
 
                     b.Property<string>("NormalizedEmail")
                         .HasMaxLength(256)
-                        .HasColumnType("character varying(256)")
+                        .HasColumnType("nvarchar(256)")
                         .HasColumnName("normalized_email");
 
                     b.Property<string>("NormalizedUserName")
                         .HasMaxLength(256)
-                        .HasColumnType("character varying(256)")
+                        .HasColumnType("nvarchar(256)")
                         .HasColumnName("normalized_user_name");
 
                     b.Property<string>("PasswordHash")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("password_hash");
 
                     b.Property<string>("PhoneNumber")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("phone_number");
 
                     b.Property<bool>("PhoneNumberConfirmed")
-                        .HasColumnType("boolean")
+                        .HasColumnType("bit")
                         .HasColumnName("phone_number_confirmed");
 
                     b.Property<string>("SecurityStamp")
-                        .HasColumnType("text")
+                        .HasColumnType("nvarchar(max)")
                         .HasColumnName("security_stamp");
 
                     b.Property<bool>("TwoFactorEnabled")
-                        .HasColumnType("boolean")
+                        .HasColumnType("bit")
                         .HasColumnName("two_factor_enabled");
 
                     b.Property<string>("UserName")
                         .HasMaxLength(256)
-                        .HasColumnType("character varying(256)")
+                        .HasColumnType("nvarchar(256)")
                         .HasColumnName("user_name");
 
                     b.HasKey("Id")
@@ -764,7 +796,8 @@ namespace Saito.Registry.Migrations.Postgres
 
                     b.HasIndex("NormalizedUserName")
                         .IsUnique()
-                        .HasDatabaseName("ix_staff_user_normalized_user_name");
+                        .HasDatabaseName("ix_staff_user_normalized_user_name")
+                        .HasFilter("[normalized_user_name] IS NOT NULL");
 
                     b.ToTable("staff_user", (string)null);
                 });
@@ -773,27 +806,27 @@ namespace Saito.Registry.Migrations.Postgres
                 {
                     b.Property<int>("Id")
                         .ValueGeneratedOnAdd()
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("id");
 
-                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<int>("Id"));
+                    SqlServerPropertyBuilderExtensions.UseIdentityColumn(b.Property<int>("Id"));
 
                     b.Property<int>("ClassId")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("class_id");
 
                     b.Property<string>("Day")
                         .IsRequired()
                         .HasMaxLength(10)
-                        .HasColumnType("character varying(10)")
+                        .HasColumnType("nvarchar(10)")
                         .HasColumnName("day");
 
                     b.Property<int>("DurationMinutes")
-                        .HasColumnType("integer")
+                        .HasColumnType("int")
                         .HasColumnName("duration_minutes");
 
                     b.Property<TimeOnly>("Start")
-                        .HasColumnType("time without time zone")
+                        .HasColumnType("time")
                         .HasColumnName("start");
 
                     b.HasKey("Id")

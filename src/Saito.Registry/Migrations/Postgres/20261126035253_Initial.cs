@@ -1,9 +1,12 @@
 ﻿using System;
 using Microsoft.EntityFrameworkCore.Migrations;
+using Npgsql.EntityFrameworkCore.PostgreSQL.Metadata;
 
 #nullable disable
 
-namespace Saito.Registry.Migrations.SqlServer
+#pragma warning disable CA1814 // Prefer jagged arrays over multidimensional
+
+namespace Saito.Registry.Migrations.Postgres
 {
     /// <inheritdoc />
     public partial class Initial : Migration
@@ -15,15 +18,15 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "owner",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    kind = table.Column<string>(type: "nvarchar(16)", maxLength: 16, nullable: false),
-                    display_name = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: false),
-                    external_ref = table.Column<string>(type: "nvarchar(64)", maxLength: 64, nullable: true),
-                    active = table.Column<bool>(type: "bit", nullable: false),
-                    created_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    updated_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    version = table.Column<int>(type: "int", nullable: false)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    kind = table.Column<string>(type: "character varying(16)", maxLength: 16, nullable: false),
+                    display_name = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: false),
+                    external_ref = table.Column<string>(type: "character varying(64)", maxLength: 64, nullable: true),
+                    active = table.Column<bool>(type: "boolean", nullable: false),
+                    created_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    updated_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    version = table.Column<int>(type: "integer", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -34,13 +37,13 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "school_class",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    name = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: false),
-                    room = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: true),
-                    created_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    updated_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    version = table.Column<int>(type: "int", nullable: false)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    name = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: false),
+                    room = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: true),
+                    created_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    updated_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    version = table.Column<int>(type: "integer", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -51,11 +54,11 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "staff_role",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    name = table.Column<string>(type: "nvarchar(256)", maxLength: 256, nullable: true),
-                    normalized_name = table.Column<string>(type: "nvarchar(256)", maxLength: 256, nullable: true),
-                    concurrency_stamp = table.Column<string>(type: "nvarchar(max)", nullable: true)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    name = table.Column<string>(type: "character varying(256)", maxLength: 256, nullable: true),
+                    normalized_name = table.Column<string>(type: "character varying(256)", maxLength: 256, nullable: true),
+                    concurrency_stamp = table.Column<string>(type: "text", nullable: true)
                 },
                 constraints: table =>
                 {
@@ -66,24 +69,24 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "staff_user",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    display_name = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: true),
-                    created_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    user_name = table.Column<string>(type: "nvarchar(256)", maxLength: 256, nullable: true),
-                    normalized_user_name = table.Column<string>(type: "nvarchar(256)", maxLength: 256, nullable: true),
-                    email = table.Column<string>(type: "nvarchar(256)", maxLength: 256, nullable: true),
-                    normalized_email = table.Column<string>(type: "nvarchar(256)", maxLength: 256, nullable: true),
-                    email_confirmed = table.Column<bool>(type: "bit", nullable: false),
-                    password_hash = table.Column<string>(type: "nvarchar(max)", nullable: true),
-                    security_stamp = table.Column<string>(type: "nvarchar(max)", nullable: true),
-                    concurrency_stamp = table.Column<string>(type: "nvarchar(max)", nullable: true),
-                    phone_number = table.Column<string>(type: "nvarchar(max)", nullable: true),
-                    phone_number_confirmed = table.Column<bool>(type: "bit", nullable: false),
-                    two_factor_enabled = table.Column<bool>(type: "bit", nullable: false),
-                    lockout_end = table.Column<DateTime>(type: "datetime2(6)", nullable: true),
-                    lockout_enabled = table.Column<bool>(type: "bit", nullable: false),
-                    access_failed_count = table.Column<int>(type: "int", nullable: false)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    display_name = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: true),
+                    created_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    user_name = table.Column<string>(type: "character varying(256)", maxLength: 256, nullable: true),
+                    normalized_user_name = table.Column<string>(type: "character varying(256)", maxLength: 256, nullable: true),
+                    email = table.Column<string>(type: "character varying(256)", maxLength: 256, nullable: true),
+                    normalized_email = table.Column<string>(type: "character varying(256)", maxLength: 256, nullable: true),
+                    email_confirmed = table.Column<bool>(type: "boolean", nullable: false),
+                    password_hash = table.Column<string>(type: "text", nullable: true),
+                    security_stamp = table.Column<string>(type: "text", nullable: true),
+                    concurrency_stamp = table.Column<string>(type: "text", nullable: true),
+                    phone_number = table.Column<string>(type: "text", nullable: true),
+                    phone_number_confirmed = table.Column<bool>(type: "boolean", nullable: false),
+                    two_factor_enabled = table.Column<bool>(type: "boolean", nullable: false),
+                    lockout_end = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: true),
+                    lockout_enabled = table.Column<bool>(type: "boolean", nullable: false),
+                    access_failed_count = table.Column<int>(type: "integer", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -94,14 +97,14 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "assignment",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    device_id = table.Column<int>(type: "int", nullable: false),
-                    owner_id = table.Column<int>(type: "int", nullable: false),
-                    assigned_from = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    assigned_to = table.Column<DateTime>(type: "datetime2(6)", nullable: true),
-                    assigned_by = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: false),
-                    note = table.Column<string>(type: "nvarchar(1000)", maxLength: 1000, nullable: true)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    device_id = table.Column<int>(type: "integer", nullable: false),
+                    owner_id = table.Column<int>(type: "integer", nullable: false),
+                    assigned_from = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    assigned_to = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: true),
+                    assigned_by = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: false),
+                    note = table.Column<string>(type: "character varying(1000)", maxLength: 1000, nullable: true)
                 },
                 constraints: table =>
                 {
@@ -125,13 +128,13 @@ namespace Saito.Registry.Migrations.SqlServer
                 columns: table => new
                 {
                     id = table.Column<long>(type: "bigint", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    owner_id = table.Column<int>(type: "int", nullable: false),
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    owner_id = table.Column<int>(type: "integer", nullable: false),
                     school_date = table.Column<DateOnly>(type: "date", nullable: false),
-                    checked_in_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    checked_out_at = table.Column<DateTime>(type: "datetime2(6)", nullable: true),
-                    source = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: false),
-                    recorded_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false)
+                    checked_in_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    checked_out_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: true),
+                    source = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: false),
+                    recorded_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -148,18 +151,18 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "contact",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    owner_id = table.Column<int>(type: "int", nullable: false),
-                    name = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: false),
-                    email = table.Column<string>(type: "nvarchar(254)", maxLength: 254, nullable: false),
-                    relationship = table.Column<string>(type: "nvarchar(16)", maxLength: 16, nullable: false),
-                    notify_arrival = table.Column<bool>(type: "bit", nullable: false),
-                    notify_absence = table.Column<bool>(type: "bit", nullable: false),
-                    language = table.Column<string>(type: "nvarchar(16)", maxLength: 16, nullable: true),
-                    created_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    updated_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    version = table.Column<int>(type: "int", nullable: false)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    owner_id = table.Column<int>(type: "integer", nullable: false),
+                    name = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: false),
+                    email = table.Column<string>(type: "character varying(254)", maxLength: 254, nullable: false),
+                    relationship = table.Column<string>(type: "character varying(16)", maxLength: 16, nullable: false),
+                    notify_arrival = table.Column<bool>(type: "boolean", nullable: false),
+                    notify_absence = table.Column<bool>(type: "boolean", nullable: false),
+                    language = table.Column<string>(type: "character varying(16)", maxLength: 16, nullable: true),
+                    created_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    updated_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    version = table.Column<int>(type: "integer", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -176,13 +179,13 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "class_session",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    class_id = table.Column<int>(type: "int", nullable: false),
-                    starts_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    ends_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    class_id = table.Column<int>(type: "integer", nullable: false),
+                    starts_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    ends_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
                     school_date = table.Column<DateOnly>(type: "date", nullable: false),
-                    absences_checked_at = table.Column<DateTime>(type: "datetime2(6)", nullable: true)
+                    absences_checked_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: true)
                 },
                 constraints: table =>
                 {
@@ -199,9 +202,9 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "roster_entry",
                 columns: table => new
                 {
-                    class_id = table.Column<int>(type: "int", nullable: false),
-                    owner_id = table.Column<int>(type: "int", nullable: false),
-                    added_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false)
+                    class_id = table.Column<int>(type: "integer", nullable: false),
+                    owner_id = table.Column<int>(type: "integer", nullable: false),
+                    added_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -224,12 +227,12 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "timetable_slot",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    class_id = table.Column<int>(type: "int", nullable: false),
-                    day = table.Column<string>(type: "nvarchar(10)", maxLength: 10, nullable: false),
-                    start = table.Column<TimeOnly>(type: "time", nullable: false),
-                    duration_minutes = table.Column<int>(type: "int", nullable: false)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    class_id = table.Column<int>(type: "integer", nullable: false),
+                    day = table.Column<string>(type: "character varying(10)", maxLength: 10, nullable: false),
+                    start = table.Column<TimeOnly>(type: "time without time zone", nullable: false),
+                    duration_minutes = table.Column<int>(type: "integer", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -246,11 +249,11 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "staff_role_claim",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    role_id = table.Column<int>(type: "int", nullable: false),
-                    claim_type = table.Column<string>(type: "nvarchar(max)", nullable: true),
-                    claim_value = table.Column<string>(type: "nvarchar(max)", nullable: true)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    role_id = table.Column<int>(type: "integer", nullable: false),
+                    claim_type = table.Column<string>(type: "text", nullable: true),
+                    claim_value = table.Column<string>(type: "text", nullable: true)
                 },
                 constraints: table =>
                 {
@@ -267,11 +270,11 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "staff_user_claim",
                 columns: table => new
                 {
-                    id = table.Column<int>(type: "int", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    user_id = table.Column<int>(type: "int", nullable: false),
-                    claim_type = table.Column<string>(type: "nvarchar(max)", nullable: true),
-                    claim_value = table.Column<string>(type: "nvarchar(max)", nullable: true)
+                    id = table.Column<int>(type: "integer", nullable: false)
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    user_id = table.Column<int>(type: "integer", nullable: false),
+                    claim_type = table.Column<string>(type: "text", nullable: true),
+                    claim_value = table.Column<string>(type: "text", nullable: true)
                 },
                 constraints: table =>
                 {
@@ -288,10 +291,10 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "staff_user_login",
                 columns: table => new
                 {
-                    login_provider = table.Column<string>(type: "nvarchar(450)", nullable: false),
-                    provider_key = table.Column<string>(type: "nvarchar(450)", nullable: false),
-                    provider_display_name = table.Column<string>(type: "nvarchar(max)", nullable: true),
-                    user_id = table.Column<int>(type: "int", nullable: false)
+                    login_provider = table.Column<string>(type: "text", nullable: false),
+                    provider_key = table.Column<string>(type: "text", nullable: false),
+                    provider_display_name = table.Column<string>(type: "text", nullable: true),
+                    user_id = table.Column<int>(type: "integer", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -308,8 +311,8 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "staff_user_role",
                 columns: table => new
                 {
-                    user_id = table.Column<int>(type: "int", nullable: false),
-                    role_id = table.Column<int>(type: "int", nullable: false)
+                    user_id = table.Column<int>(type: "integer", nullable: false),
+                    role_id = table.Column<int>(type: "integer", nullable: false)
                 },
                 constraints: table =>
                 {
@@ -332,10 +335,10 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "staff_user_token",
                 columns: table => new
                 {
-                    user_id = table.Column<int>(type: "int", nullable: false),
-                    login_provider = table.Column<string>(type: "nvarchar(450)", nullable: false),
-                    name = table.Column<string>(type: "nvarchar(450)", nullable: false),
-                    value = table.Column<string>(type: "nvarchar(max)", nullable: true)
+                    user_id = table.Column<int>(type: "integer", nullable: false),
+                    login_provider = table.Column<string>(type: "text", nullable: false),
+                    name = table.Column<string>(type: "text", nullable: false),
+                    value = table.Column<string>(type: "text", nullable: true)
                 },
                 constraints: table =>
                 {
@@ -353,22 +356,22 @@ namespace Saito.Registry.Migrations.SqlServer
                 columns: table => new
                 {
                     id = table.Column<long>(type: "bigint", nullable: false)
-                        .Annotation("SqlServer:Identity", "1, 1"),
-                    kind = table.Column<string>(type: "nvarchar(16)", maxLength: 16, nullable: false),
-                    owner_id = table.Column<int>(type: "int", nullable: false),
-                    contact_id = table.Column<int>(type: "int", nullable: false),
-                    session_id = table.Column<int>(type: "int", nullable: true),
+                        .Annotation("Npgsql:ValueGenerationStrategy", NpgsqlValueGenerationStrategy.IdentityByDefaultColumn),
+                    kind = table.Column<string>(type: "character varying(16)", maxLength: 16, nullable: false),
+                    owner_id = table.Column<int>(type: "integer", nullable: false),
+                    contact_id = table.Column<int>(type: "integer", nullable: false),
+                    session_id = table.Column<int>(type: "integer", nullable: true),
                     check_in_id = table.Column<long>(type: "bigint", nullable: true),
-                    dedup_key = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: false),
-                    to_address = table.Column<string>(type: "nvarchar(254)", maxLength: 254, nullable: false),
-                    language = table.Column<string>(type: "nvarchar(16)", maxLength: 16, nullable: false),
-                    state = table.Column<string>(type: "nvarchar(16)", maxLength: 16, nullable: false),
-                    attempts = table.Column<int>(type: "int", nullable: false),
-                    created_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    next_attempt_at = table.Column<DateTime>(type: "datetime2(6)", nullable: false),
-                    sent_at = table.Column<DateTime>(type: "datetime2(6)", nullable: true),
-                    last_error = table.Column<string>(type: "nvarchar(1000)", maxLength: 1000, nullable: true),
-                    message_id = table.Column<string>(type: "nvarchar(200)", maxLength: 200, nullable: false)
+                    dedup_key = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: false),
+                    to_address = table.Column<string>(type: "character varying(254)", maxLength: 254, nullable: false),
+                    language = table.Column<string>(type: "character varying(16)", maxLength: 16, nullable: false),
+                    state = table.Column<string>(type: "character varying(16)", maxLength: 16, nullable: false),
+                    attempts = table.Column<int>(type: "integer", nullable: false),
+                    created_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    next_attempt_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: false),
+                    sent_at = table.Column<DateTimeOffset>(type: "timestamp with time zone", nullable: true),
+                    last_error = table.Column<string>(type: "character varying(1000)", maxLength: 1000, nullable: true),
+                    message_id = table.Column<string>(type: "character varying(200)", maxLength: 200, nullable: false)
                 },
                 constraints: table =>
                 {
@@ -387,6 +390,17 @@ namespace Saito.Registry.Migrations.SqlServer
                         onDelete: ReferentialAction.Restrict);
                 });
 
+            migrationBuilder.InsertData(
+                table: "staff_role",
+                columns: new[] { "id", "concurrency_stamp", "name", "normalized_name" },
+                values: new object[,]
+                {
+                    { 1, "saito-role-admin", "admin", "ADMIN" },
+                    { 2, "saito-role-teacher", "teacher", "TEACHER" },
+                    { 3, "saito-role-aide", "aide", "AIDE" },
+                    { 4, "saito-role-ops", "ops", "OPS" }
+                });
+
             migrationBuilder.CreateIndex(
                 name: "ix_assignment_device_id_assigned_from",
                 table: "assignment",
@@ -397,7 +411,7 @@ namespace Saito.Registry.Migrations.SqlServer
                 table: "assignment",
                 column: "device_id",
                 unique: true,
-                filter: "[assigned_to] IS NULL");
+                filter: "\"assigned_to\" IS NULL");
 
             migrationBuilder.CreateIndex(
                 name: "ix_assignment_owner_id_assigned_from",
@@ -456,8 +470,7 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "ix_owner_external_ref",
                 table: "owner",
                 column: "external_ref",
-                unique: true,
-                filter: "[external_ref] IS NOT NULL");
+                unique: true);
 
             migrationBuilder.CreateIndex(
                 name: "ix_roster_entry_owner_id",
@@ -474,8 +487,7 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "ix_staff_role_normalized_name",
                 table: "staff_role",
                 column: "normalized_name",
-                unique: true,
-                filter: "[normalized_name] IS NOT NULL");
+                unique: true);
 
             migrationBuilder.CreateIndex(
                 name: "ix_staff_role_claim_role_id",
@@ -491,8 +503,7 @@ namespace Saito.Registry.Migrations.SqlServer
                 name: "ix_staff_user_normalized_user_name",
                 table: "staff_user",
                 column: "normalized_user_name",
-                unique: true,
-                filter: "[normalized_user_name] IS NOT NULL");
+                unique: true);
 
             migrationBuilder.CreateIndex(
                 name: "ix_staff_user_claim_user_id",

@@ -1,0 +1,25 @@
+using Saito.Payloads;
+
+namespace Saito.Ingestion.Pipeline;
+
+/// <summary>What the registry said to a check-in from a reader.</summary>
+public enum CheckInRecording
+{
+    /// <summary>Recorded, or already there (a second read, another reader, a redelivery): nothing more to do.</summary>
+    Done,
+
+    /// <summary>No such owner: the message becomes an <c>unknown-owner</c> dead letter.</summary>
+    UnknownOwner,
+
+    /// <summary>The registry cannot take check-ins (its database failed to migrate): a <c>registry-unavailable</c> dead letter.</summary>
+    Unavailable,
+}
+
+/// <summary>
+/// Where check-ins from fingerprint readers go (the registry, wired by the host). The message is acknowledged
+/// once this returns: what it records must be committed by then.
+/// </summary>
+public interface ICheckInRecorder
+{
+    Task<CheckInRecording> RecordAsync(string readerSerial, int readerDeviceId, CheckInMessage checkIn, CancellationToken cancellationToken);
+}

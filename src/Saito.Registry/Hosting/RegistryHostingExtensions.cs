@@ -1,0 +1,31 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+using Saito.Registry.CheckIns;
+using Saito.Registry.Data;
+
+namespace Saito.Registry.Hosting;
+
+public static class RegistryHostingExtensions
+{
+    /// <summary>
+    /// The registry: <c>School</c> options (validated at start), contexts of the configured provider on the hot-tier
+    /// database (scoped <see cref="RegistryDbContext"/> for requests, <see cref="RegistryContextFactory"/> for
+    /// background work), the start-up migrator, and check-ins. The host supplies <see cref="IStorageReady"/>.
+    /// </summary>
+    public static IHostApplicationBuilder AddSaitoRegistry(this IHostApplicationBuilder builder)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        var services = builder.Services;
+        services.AddOptions<SchoolOptions>().BindConfiguration(SchoolOptions.SectionName).ValidateOnStart();
+        services.AddSingleton<IValidateOptions<SchoolOptions>, SchoolOptionsValidator>();
+        services.TryAddSingleton(TimeProvider.System);
+        services.AddSingleton<RegistryContextFactory>();
+        services.AddScoped<RegistryDbContext>(sp => sp.GetRequiredService<RegistryContextFactory>().Create());
+        services.AddSingleton<RegistryMigrator>();
+        services.AddHostedService(sp => sp.GetRequiredService<RegistryMigrator>());
+        services.AddSingleton<CheckInService>();
+        return builder;
+    }
+}

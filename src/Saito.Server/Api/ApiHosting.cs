@@ -1,0 +1,135 @@
+using Microsoft.AspNetCore.Authentication.BearerToken;
+using Microsoft.AspNetCore.DataProtection;
+using Microsoft.AspNetCore.Identity;
+using Microsoft.Extensions.Options;
+using Saito.Registry.Data;
+using Saito.Registry.Hosting;
+using Saito.Registry.Model;
+using Saito.Server.Security;
+using Scalar.AspNetCore;
+
+namespace Saito.Server.Api;
+
+public static class ApiHosting
+{
+    /// <summary>
+    /// The REST API: staff accounts (ASP.NET Core Identity on the registry's tables: a cookie for the browser, bearer
+    /// tokens for automation), the role policies of <see cref="ApiPolicies"/>, problem details for every error,
+    /// request validation, the JSON conventions of <see cref="ApiJson"/>, and the OpenAPI document.
+    /// </summary>
+    public static IHostApplicationBuilder AddSaitoApi(this IHostApplicationBuilder builder)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        var services = builder.Services;
+        services.AddOptions<AuthOptions>().BindConfiguration(AuthOptions.SectionName).ValidateOnStart();
+        services.AddSingleton<IValidateOptions<AuthOptions>, AuthOptionsValidator>();
+        services.AddOptions<SecurityOptions>().BindConfiguration(SecurityOptions.SectionName);
+        var auth = builder.Configuration.GetSection(AuthOptions.SectionName).Get<AuthOptions>() ?? new AuthOptions();
+
+        services.AddDataProtection()
+            .SetApplicationName("Saito")
+            .PersistKeysToFileSystem(new DirectoryInfo(Path.GetFullPath(auth.KeysPath)));
+
+        services.AddIdentityApiEndpoints<StaffUser>(o =>
+            {
+                o.Password.RequiredLength = Math.Max(8, auth.MinPasswordLength);
+                o.Password.RequireNonAlphanumeric = false;
+                o.Password.RequireUppercase = false;
+                o.Password.RequireLowercase = false;
+                o.Password.RequireDigit = false;
+                o.Lockout.AllowedForNewUsers = true;
+                o.Lockout.MaxFailedAccessAttempts = Math.Max(1, auth.MaxFailedSignIns);
+                o.Lockout.DefaultLockoutTimeSpan = TimeSpan.FromMinutes(Math.Max(1, auth.LockoutMinutes));
+                o.User.AllowedUserNameCharacters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._@";
+            })
+            .AddRoles<IdentityRole<int>>()
+            .AddEntityFrameworkStores<RegistryDbContext>();
+        services.Configure<BearerTokenOptions>(IdentityConstants.BearerScheme, o =>
+        {
+            o.BearerTokenExpiration = TimeSpan.FromMinutes(Math.Max(1, auth.BearerTokenMinutes));
+            o.RefreshTokenExpiration = TimeSpan.FromDays(Math.Max(1, auth.RefreshTokenDays));
+        });
+        services.ConfigureApplicationCookie(o =>
+        {
+            o.Cookie.Name = "saito.auth";
+            o.Cookie.HttpOnly = true;
+            o.Cookie.SameSite = SameSiteMode.Strict;
+            o.ExpireTimeSpan = TimeSpan.FromHours(Math.Max(1, auth.CookieHours));
+            o.SlidingExpiration = true;
+            // An API answers 401/403; it does not redirect to a login page.
+            o.Events.OnRedirectToLogin = context =>
+            {
+                context.Response.StatusCode = StatusCodes.Status401Unauthorized;
+                return Task.CompletedTask;
+            };
+            o.Events.OnRedirectToAccessDenied = context =>
+            {
+                context.Response.StatusCode = StatusCodes.Status403Forbidden;
+                return Task.CompletedTask;
+            };
+        });
+
+        var authorization = services.AddAuthorizationBuilder();
+        foreach (var (policy, roles) in ApiPolicies.Roles)
+        {
+            authorization.AddPolicy(policy, p => p.RequireAuthenticatedUser().RequireRole(roles));
+        }
+
+        // The API's description: for signed-in staff, or anyone on this machine (loopback).
+        authorization.AddPolicy(DocsPolicy, p => p.RequireAssertion(context =>
+            context.User.Identity?.IsAuthenticated == true
+            || (context.Resource is HttpContext http && http.Connection.RemoteIpAddress is { } ip && System.Net.IPAddress.IsLoopback(ip))));
+
+        services.AddProblemDetails();
+        services.AddExceptionHandler<BadRequestHandler>();
+        services.Configure<RouteHandlerOptions>(o => o.ThrowOnBadRequest = true);
+        services.AddValidation();
+        services.ConfigureHttpJsonOptions(o => ApiJson.Configure(o.SerializerOptions));
+        services.AddOpenApi(o => o.AddDocumentTransformer((document, _, _) =>
+        {
+            document.Info.Title = "Saito API";
+            document.Info.Description = "Owners, contacts, devices, assignments, check-ins, notices, hubs and readings. Sign in with POST /api/auth/login. Who may call what: docs/api.md.";
+            return Task.CompletedTask;
+        }));
+        return builder;
+    }
+
+    private const string DocsPolicy = "api.docs";
+
+    /// <summary>Maps <c>/api/...</c>, <c>/openapi/v1.json</c> and the reference at <c>/scalar</c>.</summary>
+    public static WebApplication MapSaitoApi(this WebApplication app)
+    {
+        ArgumentNullException.ThrowIfNull(app);
+        app.UseExceptionHandler();
+        app.UseStatusCodePages();
+        app.UseAuthentication();
+        app.UseAuthorization();
+
+        var api = app.MapGroup("/api").AddEndpointFilter(RegistryReady);
+        api.MapAuthEndpoints();
+        api.MapUserEndpoints();
+        api.MapOwnerEndpoints();
+        api.MapDeviceEndpoints();
+        api.MapCheckInEndpoints();
+        api.MapHubEndpoints();
+
+        app.MapOpenApi().RequireAuthorization(DocsPolicy);
+        app.MapScalarApiReference("/scalar", o => o.WithTitle("Saito API")).RequireAuthorization(DocsPolicy);
+        return app;
+    }
+
+    /// <summary>Until the registry's migrations are applied every API call answers 503 (and says why when they failed).</summary>
+    private static async ValueTask<object?> RegistryReady(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
+    {
+        var ready = context.HttpContext.RequestServices.GetRequiredService<RegistryMigrator>().Ready;
+        if (!ready.IsCompletedSuccessfully)
+        {
+            return Problems.Of(StatusCodes.Status503ServiceUnavailable, "Registry not ready",
+                ready.IsFaulted
+                    ? "The registry's database could not be prepared at start (see Saito's log); readings are still ingested."
+                    : "Saito is preparing the registry's database; try again in a moment.");
+        }
+
+        return await next(context);
+    }
+}

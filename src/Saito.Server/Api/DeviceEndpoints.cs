@@ -1,0 +1,293 @@
+using System.ComponentModel.DataAnnotations;
+using System.Security.Claims;
+using Microsoft.EntityFrameworkCore;
+using Saito.Registry.Data;
+using Saito.Registry.Model;
+
+namespace Saito.Server.Api;
+
+public sealed record OwnerRef(int Id, string DisplayName);
+
+public sealed record DeviceView(
+    int Id, string Serial, string? Kind, int? Channels, string? Firmware, string? Hub, DeviceStatus Status,
+    DateTimeOffset FirstSeen, DateTimeOffset? LastHello, DateTimeOffset? LastSeen, DateTimeOffset? RetiredAt, OwnerRef? AssignedTo);
+
+public sealed class DeviceQuery
+{
+    public DeviceStatus? Status { get; set; }
+
+    /// <summary>Devices that have sent nothing since this time (or never).</summary>
+    public DateTimeOffset? SilentSince { get; set; }
+
+    [StringLength(32)]
+    public string? Kind { get; set; }
+
+    [StringLength(64)]
+    public string? Hub { get; set; }
+
+    /// <summary>Part of the serial.</summary>
+    [StringLength(128)]
+    public string? Q { get; set; }
+}
+
+public sealed record NewDeviceRequest(
+    [property: Required, StringLength(128, MinimumLength = 1), RegularExpression("^[^+#/\\s]+$", ErrorMessage = "a serial has no spaces, '/', '+' or '#' (it is an MQTT topic level)")] string Serial,
+    [property: Required] string Kind,
+    [property: Range(1, 65536)] int? Channels);
+
+public sealed record DeviceRequest([property: Required] string Kind, [property: Range(1, 65536)] int? Channels);
+
+public sealed record AssignmentView(int Id, int DeviceId, string Serial, int OwnerId, string OwnerName, DateTimeOffset From, DateTimeOffset? To, string AssignedBy, string? Note);
+
+public sealed record AssignRequest([property: Required] int? DeviceId, [property: Required] int? OwnerId, DateTimeOffset? From, [property: StringLength(RegistryDbContext.NoteLength)] string? Note);
+
+public sealed record EndAssignmentRequest(DateTimeOffset? To);
+
+public sealed class AssignmentQuery
+{
+    public int? DeviceId { get; set; }
+
+    public int? OwnerId { get; set; }
+
+    /// <summary>Only assignments in force at this moment.</summary>
+    public DateTimeOffset? At { get; set; }
+}
+
+/// <summary>Devices (ingestion registers them on first sight; staff sort them out) and their assignments to owners.</summary>
+internal static class DeviceEndpoints
+{
+    public static void MapDeviceEndpoints(this RouteGroupBuilder api)
+    {
+        var devices = api.MapGroup("/devices").WithTags("Devices");
+        devices.MapGet("/", ListAsync).RequireAuthorization(ApiPolicies.ReadDevices).WithSummary("Devices; filter by status (new = to sort out), silentSince, kind, hub, q");
+        devices.MapGet("/{id:int}", GetAsync).RequireAuthorization(ApiPolicies.ReadDevices).WithSummary("One device and who has it");
+        devices.MapPost("/", CreateAsync).RequireAuthorization(ApiPolicies.ManageDevices).WithSummary("Add a device by hand (before it is first seen)");
+        devices.MapPut("/{id:int}", UpdateAsync).RequireAuthorization(ApiPolicies.ManageDevices).WithSummary("Set a device's kind and channels");
+        devices.MapPost("/{id:int}/retire", RetireAsync).RequireAuthorization(ApiPolicies.ManageDevices).WithSummary("Take a device out of use (ends its assignment)");
+
+        var assignments = api.MapGroup("/assignments").WithTags("Devices");
+        assignments.MapGet("/", ListAssignmentsAsync).RequireAuthorization(ApiPolicies.ReadDevices).WithSummary("Assignment history; filter by device, owner, at");
+        assignments.MapPost("/", AssignAsync).RequireAuthorization(ApiPolicies.AssignDevices).WithSummary("Give a device to an owner (ends its previous assignment)");
+        assignments.MapPost("/{id:int}/end", EndAsync).RequireAuthorization(ApiPolicies.AssignDevices).WithSummary("End an assignment");
+    }
+
+    private static IQueryable<DeviceView> Views(RegistryDbContext db) =>
+        db.Devices.AsNoTracking().Select(d => new DeviceView(
+            d.Id, d.Serial, d.Kind, d.Channels, d.Firmware, d.Hub,
+            d.RetiredAt != null ? DeviceStatus.Retired : d.Assignments.Any(a => a.To == null) ? DeviceStatus.Assigned : DeviceStatus.New,
+            d.FirstSeen, d.LastHello, d.LastSeen, d.RetiredAt,
+            d.Assignments.Where(a => a.To == null).Select(a => new OwnerRef(a.OwnerId, a.Owner!.DisplayName)).FirstOrDefault()));
+
+    private static async Task<Page<DeviceView>> ListAsync([AsParameters] DeviceQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
+    {
+        var devices = db.Devices.AsNoTracking();
+        switch (query.Status)
+        {
+            case DeviceStatus.Retired:
+                devices = devices.Where(d => d.RetiredAt != null);
+                break;
+            case DeviceStatus.Assigned:
+                devices = devices.Where(d => d.RetiredAt == null && d.Assignments.Any(a => a.To == null));
+                break;
+            case DeviceStatus.New:
+                devices = devices.Where(d => d.RetiredAt == null && !d.Assignments.Any(a => a.To == null));
+                break;
+        }
+
+        if (query.SilentSince is { } since)
+        {
+            devices = devices.Where(d => d.LastSeen == null || d.LastSeen < since);
+        }
+
+        if (!string.IsNullOrEmpty(query.Kind))
+        {
+            devices = devices.Where(d => d.Kind == query.Kind);
+        }
+
+        if (!string.IsNullOrEmpty(query.Hub))
+        {
+            devices = devices.Where(d => d.Hub == query.Hub);
+        }
+
+        if (!string.IsNullOrEmpty(query.Q))
+        {
+            devices = devices.Where(d => d.Serial.Contains(query.Q));
+        }
+
+        var ids = devices.OrderBy(d => d.Serial).Select(d => d.Id);
+        int offset = page.Offset ?? 0;
+        int limit = page.Limit ?? PageQuery.DefaultLimit;
+        int total = await ids.CountAsync(cancellationToken);
+        var pageIds = await ids.Skip(offset).Take(limit).ToListAsync(cancellationToken);
+        var items = await Views(db).Where(v => pageIds.Contains(v.Id)).ToListAsync(cancellationToken);
+        return new Page<DeviceView>([.. items.OrderBy(v => v.Serial, StringComparer.Ordinal)], offset, limit, total);
+    }
+
+    private static async Task<IResult> GetAsync(int id, RegistryDbContext db, CancellationToken cancellationToken) =>
+        await Views(db).SingleOrDefaultAsync(d => d.Id == id, cancellationToken) is { } view ? TypedResults.Ok(view) : Problems.NotFound("device", id);
+
+    private static async Task<IResult> CreateAsync(NewDeviceRequest request, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    {
+        if (BadKind(request.Kind) is { } bad)
+        {
+            return bad;
+        }
+
+        if (await db.Devices.AnyAsync(d => d.Serial == request.Serial, cancellationToken))
+        {
+            return Problems.Conflict($"Device {request.Serial} exists already (ingestion registers a serial when it first sees it).");
+        }
+
+        var device = new Device { Serial = request.Serial, Kind = request.Kind, Channels = request.Channels, FirstSeen = time.GetUtcNow() };
+        db.Devices.Add(device);
+        await db.SaveChangesAsync(cancellationToken);
+        return TypedResults.Created($"/api/devices/{device.Id}", await Views(db).SingleAsync(d => d.Id == device.Id, cancellationToken));
+    }
+
+    private static async Task<IResult> UpdateAsync(int id, DeviceRequest request, RegistryDbContext db, CancellationToken cancellationToken)
+    {
+        if (BadKind(request.Kind) is { } bad)
+        {
+            return bad;
+        }
+
+        if (await db.Devices.SingleOrDefaultAsync(d => d.Id == id, cancellationToken) is not { } device)
+        {
+            return Problems.NotFound("device", id);
+        }
+
+        device.Kind = request.Kind;
+        device.Channels = request.Channels ?? device.Channels;
+        await db.SaveChangesAsync(cancellationToken);
+        return TypedResults.Ok(await Views(db).SingleAsync(d => d.Id == id, cancellationToken));
+    }
+
+    private static async Task<IResult> RetireAsync(int id, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    {
+        if (await db.Devices.Include(d => d.Assignments.Where(a => a.To == null)).SingleOrDefaultAsync(d => d.Id == id, cancellationToken) is not { } device)
+        {
+            return Problems.NotFound("device", id);
+        }
+
+        if (device.RetiredAt is null)
+        {
+            var now = time.GetUtcNow();
+            device.RetiredAt = now;
+            foreach (var open in device.Assignments)
+            {
+                open.To = now < open.From ? open.From : now;
+            }
+
+            await db.SaveChangesAsync(cancellationToken);
+        }
+
+        return TypedResults.Ok(await Views(db).SingleAsync(d => d.Id == id, cancellationToken));
+    }
+
+    private static async Task<Page<AssignmentView>> ListAssignmentsAsync([AsParameters] AssignmentQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
+    {
+        var assignments = db.Assignments.AsNoTracking();
+        if (query.DeviceId is { } deviceId)
+        {
+            assignments = assignments.Where(a => a.DeviceId == deviceId);
+        }
+
+        if (query.OwnerId is { } ownerId)
+        {
+            assignments = assignments.Where(a => a.OwnerId == ownerId);
+        }
+
+        if (query.At is { } at)
+        {
+            assignments = assignments.Where(a => a.From <= at && (a.To == null || a.To > at));
+        }
+
+        return await assignments.OrderByDescending(a => a.From).ThenByDescending(a => a.Id)
+            .Select(a => new AssignmentView(a.Id, a.DeviceId, a.Device!.Serial, a.OwnerId, a.Owner!.DisplayName, a.From, a.To, a.AssignedBy, a.Note))
+            .PageAsync(page, v => v, cancellationToken);
+    }
+
+    private static async Task<IResult> AssignAsync(AssignRequest request, ClaimsPrincipal user, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    {
+        var from = request.From ?? time.GetUtcNow();
+        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken);
+        if (await db.Devices.SingleOrDefaultAsync(d => d.Id == request.DeviceId, cancellationToken) is not { } device)
+        {
+            return Problems.NotFound("device", request.DeviceId!);
+        }
+
+        if (device.RetiredAt is not null)
+        {
+            return Problems.Conflict($"Device {device.Serial} is retired.");
+        }
+
+        if (await db.Owners.SingleOrDefaultAsync(o => o.Id == request.OwnerId, cancellationToken) is not { } owner)
+        {
+            return Problems.NotFound("owner", request.OwnerId!);
+        }
+
+        if (!owner.Active)
+        {
+            return Problems.Conflict($"Owner {owner.Id} is no longer active.");
+        }
+
+        if (await db.Assignments.AnyAsync(a => a.DeviceId == device.Id && ((a.To != null && a.To > from) || a.From > from), cancellationToken))
+        {
+            return Problems.Conflict($"Device {device.Serial} has an assignment after {from:O}: history is not rewritten. Assign from a later time.");
+        }
+
+        if (await db.Assignments.SingleOrDefaultAsync(a => a.DeviceId == device.Id && a.To == null, cancellationToken) is { } open)
+        {
+            if (open.OwnerId == owner.Id)
+            {
+                return Problems.Conflict($"Device {device.Serial} is already assigned to owner {owner.Id} (assignment {open.Id}).");
+            }
+
+            open.To = from;
+            // The open assignment is closed first: the unique index allows one open assignment per device.
+            await db.SaveChangesAsync(cancellationToken);
+        }
+
+        var assignment = new Assignment { DeviceId = device.Id, OwnerId = owner.Id, From = from, AssignedBy = user.Identity?.Name ?? "unknown", Note = request.Note };
+        db.Assignments.Add(assignment);
+        try
+        {
+            await db.SaveChangesAsync(cancellationToken);
+        }
+        catch (DbUpdateException)
+        {
+            return Problems.Conflict($"Device {device.Serial} was assigned by someone else at the same moment; read its assignments again.");
+        }
+
+        await transaction.CommitAsync(cancellationToken);
+        return TypedResults.Created($"/api/assignments/{assignment.Id}",
+            new AssignmentView(assignment.Id, device.Id, device.Serial, owner.Id, owner.DisplayName, assignment.From, null, assignment.AssignedBy, assignment.Note));
+    }
+
+    private static async Task<IResult> EndAsync(int id, EndAssignmentRequest? request, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    {
+        if (await db.Assignments.Include(a => a.Device).Include(a => a.Owner).SingleOrDefaultAsync(a => a.Id == id, cancellationToken) is not { } assignment)
+        {
+            return Problems.NotFound("assignment", id);
+        }
+
+        if (assignment.To is not null)
+        {
+            return Problems.Conflict($"Assignment {id} ended already at {assignment.To:O}.");
+        }
+
+        var to = request?.To ?? time.GetUtcNow();
+        if (to < assignment.From)
+        {
+            return Problems.Invalid("to", "An assignment cannot end before it began.");
+        }
+
+        assignment.To = to;
+        await db.SaveChangesAsync(cancellationToken);
+        return TypedResults.Ok(new AssignmentView(assignment.Id, assignment.DeviceId, assignment.Device!.Serial, assignment.OwnerId, assignment.Owner!.DisplayName,
+            assignment.From, assignment.To, assignment.AssignedBy, assignment.Note));
+    }
+
+    private static IResult? BadKind(string kind) =>
+        DeviceKinds.All.Contains(kind) ? null : Problems.Invalid("kind", $"'{kind}' is not a device kind; kinds are {string.Join(", ", DeviceKinds.All)}.");
+}
