@@ -14,7 +14,9 @@ public sealed record DeviceView(
 
 public sealed class DeviceQuery
 {
-    public DeviceStatus? Status { get; set; }
+    /// <summary><c>new</c> (to sort out), <c>assigned</c> or <c>retired</c>.</summary>
+    [StringLength(16)]
+    public string? Status { get; set; }
 
     /// <summary>Devices that have sent nothing since this time (or never).</summary>
     public DateTimeOffset? SilentSince { get; set; }
@@ -71,17 +73,23 @@ internal static class DeviceEndpoints
         assignments.MapPost("/{id:int}/end", EndAsync).RequireAuthorization(ApiPolicies.AssignDevices).WithSummary("End an assignment");
     }
 
-    private static IQueryable<DeviceView> Views(RegistryDbContext db) =>
-        db.Devices.AsNoTracking().Select(d => new DeviceView(
+    private static IQueryable<DeviceView> Views(IQueryable<Device> devices) =>
+        devices.AsNoTracking().Select(d => new DeviceView(
             d.Id, d.Serial, d.Kind, d.Channels, d.Firmware, d.Hub,
             d.RetiredAt != null ? DeviceStatus.Retired : d.Assignments.Any(a => a.To == null) ? DeviceStatus.Assigned : DeviceStatus.New,
             d.FirstSeen, d.LastHello, d.LastSeen, d.RetiredAt,
             d.Assignments.Where(a => a.To == null).Select(a => new OwnerRef(a.OwnerId, a.Owner!.DisplayName)).FirstOrDefault()));
 
-    private static async Task<Page<DeviceView>> ListAsync([AsParameters] DeviceQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
+    private static async Task<IResult> ListAsync([AsParameters] DeviceQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
     {
+        var (status, error) = ApiEnums.Parse<DeviceStatus>(query.Status, "status");
+        if (error is not null)
+        {
+            return error;
+        }
+
         var devices = db.Devices.AsNoTracking();
-        switch (query.Status)
+        switch (status)
         {
             case DeviceStatus.Retired:
                 devices = devices.Where(d => d.RetiredAt != null);
@@ -119,12 +127,12 @@ internal static class DeviceEndpoints
         int limit = page.Limit ?? PageQuery.DefaultLimit;
         int total = await ids.CountAsync(cancellationToken);
         var pageIds = await ids.Skip(offset).Take(limit).ToListAsync(cancellationToken);
-        var items = await Views(db).Where(v => pageIds.Contains(v.Id)).ToListAsync(cancellationToken);
-        return new Page<DeviceView>([.. items.OrderBy(v => v.Serial, StringComparer.Ordinal)], offset, limit, total);
+        var items = await Views(db.Devices.Where(d => pageIds.Contains(d.Id))).ToListAsync(cancellationToken);
+        return TypedResults.Ok(new Page<DeviceView>([.. items.OrderBy(v => v.Serial, StringComparer.Ordinal)], offset, limit, total));
     }
 
     private static async Task<IResult> GetAsync(int id, RegistryDbContext db, CancellationToken cancellationToken) =>
-        await Views(db).SingleOrDefaultAsync(d => d.Id == id, cancellationToken) is { } view ? TypedResults.Ok(view) : Problems.NotFound("device", id);
+        await Views(db.Devices.Where(d => d.Id == id)).SingleOrDefaultAsync(cancellationToken) is { } view ? TypedResults.Ok(view) : Problems.NotFound("device", id);
 
     private static async Task<IResult> CreateAsync(NewDeviceRequest request, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
     {
@@ -141,7 +149,7 @@ internal static class DeviceEndpoints
         var device = new Device { Serial = request.Serial, Kind = request.Kind, Channels = request.Channels, FirstSeen = time.GetUtcNow() };
         db.Devices.Add(device);
         await db.SaveChangesAsync(cancellationToken);
-        return TypedResults.Created($"/api/devices/{device.Id}", await Views(db).SingleAsync(d => d.Id == device.Id, cancellationToken));
+        return TypedResults.Created($"/api/devices/{device.Id}", await Views(db.Devices.Where(d => d.Id == device.Id)).SingleAsync(cancellationToken));
     }
 
     private static async Task<IResult> UpdateAsync(int id, DeviceRequest request, RegistryDbContext db, CancellationToken cancellationToken)
@@ -159,7 +167,7 @@ internal static class DeviceEndpoints
         device.Kind = request.Kind;
         device.Channels = request.Channels ?? device.Channels;
         await db.SaveChangesAsync(cancellationToken);
-        return TypedResults.Ok(await Views(db).SingleAsync(d => d.Id == id, cancellationToken));
+        return TypedResults.Ok(await Views(db.Devices.Where(d => d.Id == id)).SingleAsync(cancellationToken));
     }
 
     private static async Task<IResult> RetireAsync(int id, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
@@ -181,7 +189,7 @@ internal static class DeviceEndpoints
             await db.SaveChangesAsync(cancellationToken);
         }
 
-        return TypedResults.Ok(await Views(db).SingleAsync(d => d.Id == id, cancellationToken));
+        return TypedResults.Ok(await Views(db.Devices.Where(d => d.Id == id)).SingleAsync(cancellationToken));
     }
 
     private static async Task<Page<AssignmentView>> ListAssignmentsAsync([AsParameters] AssignmentQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)

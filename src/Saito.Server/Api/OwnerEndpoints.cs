@@ -18,7 +18,9 @@ public sealed record OwnerRequest(
 
 public sealed class OwnerQuery
 {
-    public OwnerKind? Kind { get; set; }
+    /// <summary><c>student</c>, <c>aide</c> or <c>staff</c>.</summary>
+    [StringLength(16)]
+    public string? Kind { get; set; }
 
     public bool? Active { get; set; }
 
@@ -60,10 +62,16 @@ internal static class OwnerEndpoints
         contacts.MapDelete("/{id:int}", DeleteContactAsync).RequireAuthorization(ApiPolicies.ManagePeople).WithSummary("Remove a contact");
     }
 
-    private static Task<Page<OwnerView>> ListAsync([AsParameters] OwnerQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
+    private static async Task<IResult> ListAsync([AsParameters] OwnerQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
     {
+        var (ownerKind, error) = ApiEnums.Parse<OwnerKind>(query.Kind, "kind");
+        if (error is not null)
+        {
+            return error;
+        }
+
         var owners = db.Owners.AsNoTracking();
-        if (query.Kind is { } kind)
+        if (ownerKind is { } kind)
         {
             owners = owners.Where(o => o.Kind == kind);
         }
@@ -81,7 +89,7 @@ internal static class OwnerEndpoints
 #pragma warning restore CA1304, CA1311, CA1862
         }
 
-        return owners.OrderBy(o => o.DisplayName).ThenBy(o => o.Id).PageAsync(page, OwnerView.Of, cancellationToken);
+        return TypedResults.Ok(await owners.OrderBy(o => o.DisplayName).ThenBy(o => o.Id).PageAsync(page, OwnerView.Of, cancellationToken));
     }
 
     private static async Task<IResult> GetAsync(int id, HttpContext http, RegistryDbContext db, CancellationToken cancellationToken) =>

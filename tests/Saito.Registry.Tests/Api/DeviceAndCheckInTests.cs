@@ -1,0 +1,114 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Microsoft.EntityFrameworkCore;
+using Microsoft.Extensions.DependencyInjection;
+using Saito.Readings;
+using Saito.Registry.Tests.Infrastructure;
+using Saito.Storage;
+using Saito.Storage.Keys;
+
+namespace Saito.Registry.Tests.Api;
+
+/// <summary>
+/// Devices ingestion registers, sorted out through the API; check-ins from a real MQTT client (mosquitto_pub) and by
+/// hand. On SQLite and PostgreSQL.
+/// </summary>
+public sealed class DeviceAndCheckInTests(PostgresServer postgres) : IClassFixture<PostgresServer>
+{
+    private static CancellationToken Ct => TestContext.Current.CancellationToken;
+
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task A_device_first_seen_over_MQTT_is_new_until_assigned_and_reassigning_keeps_history(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres);
+        await ExternalClients.Mosquitto311.PublishAsync(Endpoint(server), OutgoingMessage.Text("saito/hub-1/wrist-01/biosensor", """{"hr":72}"""),
+            new ClientOptions { QoS = 1 }, Ct);
+        using var teacher = await server.AsAsync("teacher");
+        using var admin = await server.AsAsync("admin");
+        int ana = await CreateStudentAsync(admin, "Ana");
+        int ben = await CreateStudentAsync(admin, "Ben");
+
+        var fresh = await teacher.GetFromJsonAsync<JsonElement>("/api/devices?status=new", Ct);
+        var device = fresh.GetProperty("items").EnumerateArray().ShouldHaveSingleItem();
+        device.GetProperty("serial").GetString().ShouldBe("wrist-01");
+        device.GetProperty("status").GetString().ShouldBe("new");
+        int deviceId = device.GetProperty("id").GetInt32();
+
+        var t1 = new DateTimeOffset(2026, 11, 26, 8, 0, 0, TimeSpan.Zero);
+        using var first = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana, from = t1 }, Ct);
+        using var second = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ben, from = t1.AddHours(2) }, Ct);
+        using var backdated = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana, from = t1.AddHours(1) }, Ct);
+
+        first.StatusCode.ShouldBe(HttpStatusCode.Created);
+        second.StatusCode.ShouldBe(HttpStatusCode.Created);
+        backdated.StatusCode.ShouldBe(HttpStatusCode.Conflict);
+        (await teacher.GetFromJsonAsync<JsonElement>("/api/devices?status=new", Ct)).GetProperty("total").GetInt32().ShouldBe(0);
+        var now = await teacher.GetFromJsonAsync<JsonElement>($"/api/devices/{deviceId}", Ct);
+        now.GetProperty("status").GetString().ShouldBe("assigned");
+        now.GetProperty("assignedTo").GetProperty("id").GetInt32().ShouldBe(ben);
+        var history = (await teacher.GetFromJsonAsync<JsonElement>($"/api/assignments?deviceId={deviceId}", Ct)).GetProperty("items").EnumerateArray().ToList();
+        history.Select(a => a.GetProperty("ownerId").GetInt32()).ShouldBe([ben, ana]);
+        history[1].GetProperty("to").GetString().ShouldBe("2026-11-26T10:00:00.000000+00:00");
+        var atNine = await teacher.GetFromJsonAsync<JsonElement>($"/api/assignments?deviceId={deviceId}&at=2026-11-26T10:00:00%2B01:00", Ct);
+        atNine.GetProperty("items").EnumerateArray().Single().GetProperty("ownerId").GetInt32().ShouldBe(ana);
+
+        using var retired = await admin.PostAsync($"/api/devices/{deviceId}/retire", null, Ct);
+        (await retired.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("status").GetString().ShouldBe("retired");
+        using var afterRetire = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana }, Ct);
+        afterRetire.StatusCode.ShouldBe(HttpStatusCode.Conflict);
+    }
+
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task Two_readers_a_second_read_and_a_redelivery_make_one_check_in_and_an_unknown_owner_is_a_dead_letter(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres);
+        using var admin = await server.AsAsync("admin");
+        int ana = await CreateStudentAsync(admin, "Ana");
+        string payload = $$"""{"owner":{{ana}},"ts":"{{DateTimeOffset.UtcNow.AddSeconds(-5):O}}"}""";
+        var endpoint = Endpoint(server);
+
+        // Two readers at once, the same finger read twice on one of them, and a message sent again (as after a lost PUBACK).
+        await Task.WhenAll(
+            ExternalClients.Mosquitto311.PublishAsync(endpoint, [OutgoingMessage.Text("saito/hub-1/fp-1/checkin", payload), OutgoingMessage.Text("saito/hub-1/fp-1/checkin", payload)],
+                new ClientOptions { QoS = 1 }, Ct),
+            ExternalClients.Paho311.PublishAsync(endpoint, OutgoingMessage.Text("saito/hub-1/fp-2/checkin", $$"""{"owner":{{ana}}}"""), new ClientOptions { QoS = 1 }, Ct));
+        await ExternalClients.Mosquitto311.PublishAsync(endpoint, OutgoingMessage.Text("saito/hub-1/fp-1/checkin", payload), new ClientOptions { QoS = 1 }, Ct);
+        await ExternalClients.Mosquitto311.PublishAsync(endpoint,
+            [OutgoingMessage.Text("saito/hub-1/fp-1/checkin", """{"owner":4242}"""), OutgoingMessage.Text("saito/hub-1/fp-1/checkin", """{"owner":"Ana"}""")],
+            new ClientOptions { QoS = 1 }, Ct);
+
+        // QoS 1 publishes are acknowledged once committed: everything is in the database now.
+        using var teacher = await server.AsAsync("teacher");
+        var day = await teacher.GetFromJsonAsync<JsonElement>("/api/check-ins", Ct);
+        var checkIn = day.GetProperty("items").EnumerateArray().ShouldHaveSingleItem();
+        checkIn.GetProperty("ownerId").GetInt32().ShouldBe(ana);
+        checkIn.GetProperty("source").GetString()!.ShouldStartWith("reader:fp-");
+        var letters = await server.Services.GetRequiredService<IReadingStore>().ReadDeadLettersAsync(10, Ct);
+        letters.Select(l => l.Reason).Order().ShouldBe([DeadLetterReasons.BadCheckIn, DeadLetterReasons.UnknownOwner]);
+        letters.Single(l => l.Reason == DeadLetterReasons.UnknownOwner).Detail.ShouldContain("owner 4242");
+
+        // By hand: again is harmless; check-out; the readers' devices are in the registry as new devices.
+        using var aide = await server.AsAsync("aide");
+        using var again = await aide.PostAsJsonAsync("/api/check-ins", new { ownerId = ana }, Ct);
+        (await again.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("outcome").GetString().ShouldBe("already-checked-in");
+        using var checkOut = await aide.PostAsJsonAsync("/api/check-ins/check-out", new { ownerId = ana }, Ct);
+        (await checkOut.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("checkIn").GetProperty("checkedOutAt").ValueKind.ShouldBe(JsonValueKind.String);
+        await using var db = server.Database.Open();
+        (await db.CheckIns.CountAsync(Ct)).ShouldBe(1);
+        (await db.Devices.Where(d => d.Serial.StartsWith("fp-")).Select(d => d.Serial).OrderBy(s => s).ToListAsync(Ct)).ShouldBe(["fp-1", "fp-2"]);
+    }
+
+    private static BrokerEndpoint Endpoint(ApiServer server) => new("saito", "127.0.0.1", server.MqttPort, null, null, null);
+
+    private static async Task<int> CreateStudentAsync(HttpClient admin, string name)
+    {
+        using var response = await admin.PostAsJsonAsync("/api/owners", new { kind = "student", displayName = name }, Ct);
+        response.StatusCode.ShouldBe(HttpStatusCode.Created);
+        return (await response.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
+    }
+}
