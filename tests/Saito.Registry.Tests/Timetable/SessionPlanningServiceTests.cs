@@ -15,11 +15,6 @@ public sealed class SessionPlanningServiceTests
 {
     private static CancellationToken Ct => TestContext.Current.CancellationToken;
 
-    private sealed class StorageAlreadyReady : IStorageReady
-    {
-        public Task WaitAsync(CancellationToken cancellationToken) => Task.CompletedTask;
-    }
-
     [Fact]
     public async Task Plans_today_and_the_next_days_at_start_and_the_new_day_an_hour_later()
     {
