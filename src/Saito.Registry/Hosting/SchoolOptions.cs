@@ -16,6 +16,15 @@ public sealed class SchoolOptions
     /// <summary>Language of notices unless a contact has their own: <c>en</c> or <c>fr</c>.</summary>
     public string Language { get; set; } = "en";
 
+    /// <summary>
+    /// How many school-local days after today the session planner keeps in the database (today is always planned);
+    /// 0 to 366. The planner runs at start and every hour.
+    /// </summary>
+    public int PlanDays { get; set; } = 14;
+
+    /// <summary>The longest <see cref="PlanDays"/>: a year.</summary>
+    public const int MaxPlanDays = 366;
+
     /// <summary>The languages notices are written in.</summary>
     public static IReadOnlyList<string> Languages { get; } = ["en", "fr"];
 
@@ -38,6 +47,11 @@ internal sealed class SchoolOptionsValidator : IValidateOptions<SchoolOptions>
         if (!SchoolOptions.Languages.Contains(options.Language))
         {
             failures.Add($"School:Language must be one of {string.Join(", ", SchoolOptions.Languages)} (got '{options.Language}').");
+        }
+
+        if (options.PlanDays is < 0 or > SchoolOptions.MaxPlanDays)
+        {
+            failures.Add($"School:PlanDays must be 0 to {SchoolOptions.MaxPlanDays} (got {options.PlanDays}).");
         }
 
         if (string.IsNullOrWhiteSpace(options.Name))
