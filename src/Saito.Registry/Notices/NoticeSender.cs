@@ -204,7 +204,7 @@ public sealed partial class NoticeSender(
     private static bool IsDeliveryFailure(Exception ex, CancellationToken cancellationToken) => ex switch
     {
         OperationCanceledException => !cancellationToken.IsCancellationRequested, // MailKit's own timeout
-        CommandException or ProtocolException or AuthenticationException or IOException or SocketException or TimeoutException
+        CommandException or ProtocolException or AuthenticationException or SslHandshakeException or IOException or SocketException or TimeoutException
             or ServiceNotConnectedException or ParseException => true,
         _ => false,
     };
