@@ -4,6 +4,8 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 using Saito.Registry.CheckIns;
 using Saito.Registry.Data;
+using Saito.Registry.Notices;
+using Saito.Registry.Timetable;
 
 namespace Saito.Registry.Hosting;
 
@@ -12,7 +14,7 @@ public static class RegistryHostingExtensions
     /// <summary>
     /// The registry: <c>School</c> options (validated at start), contexts of the configured provider on the hot-tier
     /// database (scoped <see cref="RegistryDbContext"/> for requests, <see cref="RegistryContextFactory"/> for
-    /// background work), the start-up migrator, and check-ins. The host supplies <see cref="IStorageReady"/>.
+    /// background work), the start-up migrator, check-ins, the timetable's session planning and the guardian notices (outbox, absence watcher, sender). The host supplies <see cref="IStorageReady"/>.
     /// </summary>
     public static IHostApplicationBuilder AddSaitoRegistry(this IHostApplicationBuilder builder)
     {
@@ -26,6 +28,9 @@ public static class RegistryHostingExtensions
         services.AddSingleton<RegistryMigrator>();
         services.AddHostedService(sp => sp.GetRequiredService<RegistryMigrator>());
         services.AddSingleton<CheckInService>();
+        services.AddTimetable();
+        services.AddGuardianNotices();
+        services.AddSingleton<ICheckInObserver, ArrivalNotices>();
         return builder;
     }
 }

@@ -110,7 +110,9 @@ public static class ApiHosting
         api.MapUserEndpoints();
         api.MapOwnerEndpoints();
         api.MapDeviceEndpoints();
+        api.MapClassEndpoints();
         api.MapCheckInEndpoints();
+        api.MapNoticeEndpoints();
         api.MapHubEndpoints();
 
         app.MapOpenApi().RequireAuthorization(DocsPolicy);

@@ -5,6 +5,7 @@ using Microsoft.EntityFrameworkCore.Infrastructure;
 using Microsoft.EntityFrameworkCore.Migrations;
 using Saito.Registry.Hosting;
 using Saito.Registry.Model;
+using Saito.Registry.Timetable;
 using Saito.Server.Api;
 using Saito.Server.Security;
 using Saito.Storage;
@@ -19,6 +20,7 @@ namespace Saito.Server.Registry;
 /// saito users list | reset-password alice | disable alice | enable alice
 /// saito registry migrate                         # apply pending migrations now (Saito also does at start)
 /// saito registry script                          # the SQL the migrations run, for a DBA to review or apply
+/// saito registry seed-example                    # the example school (3 classes x 16 students), idempotent
 /// </code>
 /// </summary>
 public static class RegistryCli
@@ -146,10 +148,24 @@ public static class RegistryCli
             exit = 0;
         });
 
+        var seed = new Command("seed-example", "Add the example school: three two-hour classes a day, 16 students each, their contacts (example.org), an aide and a teacher; and plan the next two weeks' sessions. Running it again adds nothing.");
+        seed.SetAction(async (parse, ct) =>
+        {
+            await using var app = SaitoApp.Build(settings);
+            await PrepareAsync(app.Services, ct);
+            await using var db = app.Services.GetRequiredService<RegistryContextFactory>().Create();
+            var counts = await ExampleSchool.SeedAsync(db, TimeProvider.System, ct);
+            var school = app.Services.GetRequiredService<Microsoft.Extensions.Options.IOptions<SchoolOptions>>().Value;
+            var today = school.SchoolDate(DateTimeOffset.UtcNow);
+            var plan = await app.Services.GetRequiredService<SessionPlanner>().PlanAsync(db, today, today.AddDays(13), ct);
+            await output.WriteLineAsync($"Added {counts.Classes} classes, {counts.Students} students, {counts.Staff} staff, {counts.Contacts} contacts, {counts.RosterEntries} roster places; planned {plan.Added.Count} sessions ({school.TimeZone}).");
+            exit = 0;
+        });
+
         var root = new RootCommand("Staff accounts and the registry's database.")
         {
             new Command("users", "Staff accounts (ASP.NET Core Identity) that sign in to the API and pages.") { add, list, reset, disable, enable },
-            new Command("registry", "The registry's database: owners, devices, check-ins, notices, accounts.") { migrate, script },
+            new Command("registry", "The registry's database: owners, devices, check-ins, notices, accounts.") { migrate, script, seed },
         };
         var parsed = root.Parse(words);
         if (parsed.Errors.Count > 0)

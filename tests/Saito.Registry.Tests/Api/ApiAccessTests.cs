@@ -57,7 +57,7 @@ public sealed partial class ApiAccessTests : IAsyncLifetime
         foreach (var (endpoint, who) in DocumentedEndpoints())
         {
             string[] parts = endpoint.Split(' ');
-            string path = parts[1].Replace("{id}", "999999", StringComparison.Ordinal).Replace("{name}", "no-such-hub", StringComparison.Ordinal);
+            string path = RouteConstraint().Replace(parts[1].Replace("{name}", "no-such-hub", StringComparison.Ordinal), "999999");
             foreach (string? caller in StaffRoles.All.Prepend(null))
             {
                 using var client = caller is null ? _server.Anonymous() : await _server.AsAsync(caller);
