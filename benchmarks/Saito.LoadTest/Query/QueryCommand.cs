@@ -6,6 +6,7 @@ using Saito.LoadTest.Common;
 using Saito.LoadTest.Results;
 using Saito.Readings;
 using Saito.Storage;
+using Saito.Storage.Keys;
 using Saito.Storage.Queries;
 using Spectre.Console;
 
@@ -124,8 +125,8 @@ internal static class QueryCommand
                 P99Ms = p99,
                 MaxMs = sorted[^1],
                 Note = string.Create(CultureInfo.InvariantCulture,
-                    $"{plan.Repeat} repetitions over {day.Readings:N0} stored readings; p99 < {TargetMs:F0} ms: {verdict}" +
-                    (rows == query.ExpectedRows ? string.Empty : $"; {rows} rows, expected {query.ExpectedRows}")),
+                    $"{plan.Repeat} repetitions over {day.Readings:N0} stored readings; p99 < {TargetMs:F0} ms: {verdict}") +
+                    (rows == query.ExpectedRows ? string.Empty : string.Create(CultureInfo.InvariantCulture, $"; {rows} rows, expected {query.ExpectedRows}")),
             });
         }
 
