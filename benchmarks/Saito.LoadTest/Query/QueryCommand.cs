@@ -95,7 +95,7 @@ internal static class QueryCommand
             return true;
         });
         double loadSeconds = loadClock.Elapsed.TotalSeconds;
-        await BenchSeeder.SettleAsync(database.Options, token);
+        await RetryAsync(store, () => BenchSeeder.SettleAsync(database.Options, token));
         AnsiConsole.MarkupLine(string.Create(CultureInfo.InvariantCulture,
             $"Stored {day.Readings:N0} readings in {loadSeconds:F1} s ({day.Readings / loadSeconds:N0}/s, {plan.Writers} writer(s)); settled."));
 
@@ -160,10 +160,31 @@ internal static class QueryCommand
             {
                 batch.Clear();
                 day.Fill(batch, first, Math.Min(secondsPerBatch, day.Seconds - first));
-                await store.WriteAsync(batch, token);
+                await RetryAsync(store, () => store.WriteAsync(batch, token));
                 progress(Interlocked.Add(ref written, batch.ReadingCount));
             }
         }, token)));
+    }
+
+    /// <summary>
+    /// A step again after a transient failure (up to 5 tries): on a shared database server another tool may end this
+    /// one's connections (57P01, "terminating connection due to administrator command"); a batch is all or nothing and
+    /// its readings already stored are skipped, so writing it again is safe.
+    /// </summary>
+    private static async Task RetryAsync(IReadingStore store, Func<Task> step)
+    {
+        for (int attempt = 1; ; attempt++)
+        {
+            try
+            {
+                await step();
+                return;
+            }
+            catch (Exception e) when (attempt < 5 && store.IsTransient(e))
+            {
+                await Task.Delay(TimeSpan.FromMilliseconds(200 * attempt));
+            }
+        }
     }
 
     private static IEnumerable<TimedQuery> Queries(QueryClass day, IReadingQueries queries)
