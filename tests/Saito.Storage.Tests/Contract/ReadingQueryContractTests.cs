@@ -3,6 +3,7 @@ using Saito.Readings;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
 using Saito.Storage.Queries;
+using Saito.Storage.Schema;
 
 namespace Saito.Storage.Tests.Contract;
 
@@ -188,6 +189,44 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
             .Message.ShouldContain("not a pressure field");
         (await Should.ThrowAsync<ArgumentException>(() => queries.DownsampleAsync(ReadingKind.Pressure, one, DateTime.UnixEpoch.AddDays(-1), At(0), TimeSpan.FromDays(30_000), null, Ct)))
             .Message.ShouldContain("aligned to the Unix epoch");
+    }
+
+    // ---------------------------------------------------------------- schema
+
+    [Fact]
+    public async Task A_guid_table_made_without_its_natural_key_index_gets_it_on_start()
+    {
+        var (_, storage) = await NewStoreAsync(KeyStrategy.Guid);
+        string table = ReadingTables.TableName(ReadingKind.Pressure, KeyStrategy.Guid, StorageTier.Archive);
+        string index = SchemaScript.NaturalKeyIndexName(table);
+        await ExecuteAsync(storage, DropIndexSql(index, table));
+        (await IndexCountAsync(storage, index)).ShouldBe(0);
+
+        await _tracked.Add(storage.CreateStore(KeyStrategy.Guid)).EnsureSchemaAsync(Ct);
+
+        (await IndexCountAsync(storage, index)).ShouldBe(1);
+    }
+
+    /// <summary>The statement that drops an index (as a database made by an older Saito lacks it).</summary>
+    protected virtual string DropIndexSql(string index, string table) => $"DROP INDEX {index}";
+
+    /// <summary>A statement counting the indexes named <paramref name="index"/> (0 or 1).</summary>
+    protected abstract string CountIndexSql(string index);
+
+    private static async Task ExecuteAsync(StoreTestStorage storage, string sql)
+    {
+        await using var connection = await storage.OpenConnectionAsync(StorageTier.Archive, Ct);
+        await using var command = connection.CreateCommand();
+        command.CommandText = sql;
+        await command.ExecuteNonQueryAsync(Ct);
+    }
+
+    private async Task<long> IndexCountAsync(StoreTestStorage storage, string index)
+    {
+        await using var connection = await storage.OpenConnectionAsync(StorageTier.Archive, Ct);
+        await using var command = connection.CreateCommand();
+        command.CommandText = CountIndexSql(index);
+        return Convert.ToInt64(await command.ExecuteScalarAsync(Ct), System.Globalization.CultureInfo.InvariantCulture);
     }
 
     // ---------------------------------------------------------------- plumbing

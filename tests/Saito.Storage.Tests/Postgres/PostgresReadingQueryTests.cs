@@ -10,4 +10,6 @@ public sealed class PostgresReadingQueryTests(PostgresServer server) : ReadingQu
         var (name, connectionString) = await server.CreateDatabaseAsync();
         return new PostgresTestStorage(server, name, connectionString, tablespaces: null);
     }
+
+    protected override string CountIndexSql(string index) => $"SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = '{index}'";
 }

@@ -10,4 +10,8 @@ public sealed class SqlServerReadingQueryTests : ReadingQueryContractTests
 {
     protected override async Task<StoreTestStorage> CreateFreshStorageAsync() =>
         new SqlServerTestStorage(await SqlServerTestDatabase.CreateAsync(), folder: null);
+
+    protected override string DropIndexSql(string index, string table) => $"DROP INDEX [{index}] ON [dbo].[{table}];";
+
+    protected override string CountIndexSql(string index) => $"SELECT COUNT_BIG(*) FROM sys.indexes WHERE [name] = N'{index}';";
 }

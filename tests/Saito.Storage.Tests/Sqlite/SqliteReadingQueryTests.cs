@@ -6,4 +6,6 @@ namespace Saito.Storage.Tests.Sqlite;
 public sealed class SqliteReadingQueryTests : ReadingQueryContractTests
 {
     protected override Task<StoreTestStorage> CreateFreshStorageAsync() => Task.FromResult<StoreTestStorage>(new SqliteTestStorage());
+
+    protected override string CountIndexSql(string index) => $"SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = '{index}'";
 }
