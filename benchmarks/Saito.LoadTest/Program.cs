@@ -4,6 +4,7 @@ using Saito.LoadTest.Broker;
 using Saito.LoadTest.Bulk;
 using Saito.LoadTest.Classroom;
 using Saito.LoadTest.Ingest;
+using Saito.LoadTest.Query;
 using Saito.LoadTest.Tiers;
 using Spectre.Console;
 
@@ -20,6 +21,7 @@ var root = new RootCommand("Saito load tests: drive real brokers and databases o
     BulkCommand.Create(),
     ClassroomCommand.Create(),
     IngestCommand.Create(),
+    QueryCommand.Create(),
     TiersCommand.Create(),
 };
 return await root.Parse(args).InvokeAsync();

@@ -100,6 +100,10 @@ CREATE TABLE IF NOT EXISTS reading_biosensor_guid (
     CONSTRAINT reading_biosensor_guid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of reading_biosensor_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_biosensor_guid_natural ON reading_biosensor_guid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), hot tier, key: a uuid derived from the reading (version 5), scattered.
 CREATE TABLE IF NOT EXISTS reading_location_guid (
     id          uuid             NOT NULL,
@@ -113,6 +117,10 @@ CREATE TABLE IF NOT EXISTS reading_location_guid (
     CONSTRAINT reading_location_guid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of reading_location_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_location_guid_natural ON reading_location_guid (device_id, channel, ts);
+
 -- Pressure readings (kPa), hot tier, key: a uuid derived from the reading (version 5), scattered.
 CREATE TABLE IF NOT EXISTS reading_pressure_guid (
     id          uuid             NOT NULL,
@@ -123,6 +131,10 @@ CREATE TABLE IF NOT EXISTS reading_pressure_guid (
     received_at timestamptz      NOT NULL,
     CONSTRAINT reading_pressure_guid_pkey PRIMARY KEY (id)
 );
+
+-- The natural key (device_id, channel, ts) of reading_pressure_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_pressure_guid_natural ON reading_pressure_guid (device_id, channel, ts);
 
 -- Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), hot tier, key: a uuid derived from the reading with the time in its first bytes, so uuid order is time order.
 CREATE TABLE IF NOT EXISTS reading_biosensor_seqguid (
@@ -138,6 +150,10 @@ CREATE TABLE IF NOT EXISTS reading_biosensor_seqguid (
     CONSTRAINT reading_biosensor_seqguid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of reading_biosensor_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_biosensor_seqguid_natural ON reading_biosensor_seqguid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), hot tier, key: a uuid derived from the reading with the time in its first bytes, so uuid order is time order.
 CREATE TABLE IF NOT EXISTS reading_location_seqguid (
     id          uuid             NOT NULL,
@@ -151,6 +167,10 @@ CREATE TABLE IF NOT EXISTS reading_location_seqguid (
     CONSTRAINT reading_location_seqguid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of reading_location_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_location_seqguid_natural ON reading_location_seqguid (device_id, channel, ts);
+
 -- Pressure readings (kPa), hot tier, key: a uuid derived from the reading with the time in its first bytes, so uuid order is time order.
 CREATE TABLE IF NOT EXISTS reading_pressure_seqguid (
     id          uuid             NOT NULL,
@@ -161,6 +181,10 @@ CREATE TABLE IF NOT EXISTS reading_pressure_seqguid (
     received_at timestamptz      NOT NULL,
     CONSTRAINT reading_pressure_seqguid_pkey PRIMARY KEY (id)
 );
+
+-- The natural key (device_id, channel, ts) of reading_pressure_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_pressure_seqguid_natural ON reading_pressure_seqguid (device_id, channel, ts);
 
 -- The hot biosensor readings for a person: device serial beside device_id, every key strategy's table.
 --   psql -d saito -c "SELECT * FROM v_biosensor ORDER BY ts DESC LIMIT 5"
@@ -249,6 +273,10 @@ CREATE TABLE IF NOT EXISTS archive_biosensor_guid (
     CONSTRAINT archive_biosensor_guid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of archive_biosensor_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_biosensor_guid_natural ON archive_biosensor_guid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), archive tier, key: a uuid derived from the reading (version 5), scattered.
 CREATE TABLE IF NOT EXISTS archive_location_guid (
     id          uuid             NOT NULL,
@@ -262,6 +290,10 @@ CREATE TABLE IF NOT EXISTS archive_location_guid (
     CONSTRAINT archive_location_guid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of archive_location_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_location_guid_natural ON archive_location_guid (device_id, channel, ts);
+
 -- Pressure readings (kPa), archive tier, key: a uuid derived from the reading (version 5), scattered.
 CREATE TABLE IF NOT EXISTS archive_pressure_guid (
     id          uuid             NOT NULL,
@@ -272,6 +304,10 @@ CREATE TABLE IF NOT EXISTS archive_pressure_guid (
     received_at timestamptz      NOT NULL,
     CONSTRAINT archive_pressure_guid_pkey PRIMARY KEY (id)
 );
+
+-- The natural key (device_id, channel, ts) of archive_pressure_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_pressure_guid_natural ON archive_pressure_guid (device_id, channel, ts);
 
 -- Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), archive tier, key: a uuid derived from the reading with the time in its first bytes, so uuid order is time order.
 CREATE TABLE IF NOT EXISTS archive_biosensor_seqguid (
@@ -287,6 +323,10 @@ CREATE TABLE IF NOT EXISTS archive_biosensor_seqguid (
     CONSTRAINT archive_biosensor_seqguid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of archive_biosensor_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_biosensor_seqguid_natural ON archive_biosensor_seqguid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), archive tier, key: a uuid derived from the reading with the time in its first bytes, so uuid order is time order.
 CREATE TABLE IF NOT EXISTS archive_location_seqguid (
     id          uuid             NOT NULL,
@@ -300,6 +340,10 @@ CREATE TABLE IF NOT EXISTS archive_location_seqguid (
     CONSTRAINT archive_location_seqguid_pkey PRIMARY KEY (id)
 );
 
+-- The natural key (device_id, channel, ts) of archive_location_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_location_seqguid_natural ON archive_location_seqguid (device_id, channel, ts);
+
 -- Pressure readings (kPa), archive tier, key: a uuid derived from the reading with the time in its first bytes, so uuid order is time order.
 CREATE TABLE IF NOT EXISTS archive_pressure_seqguid (
     id          uuid             NOT NULL,
@@ -310,3 +354,7 @@ CREATE TABLE IF NOT EXISTS archive_pressure_seqguid (
     received_at timestamptz      NOT NULL,
     CONSTRAINT archive_pressure_seqguid_pkey PRIMARY KEY (id)
 );
+
+-- The natural key (device_id, channel, ts) of archive_pressure_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_pressure_seqguid_natural ON archive_pressure_seqguid (device_id, channel, ts);

@@ -86,6 +86,10 @@ CREATE TABLE IF NOT EXISTS reading_biosensor_guid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of reading_biosensor_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_biosensor_guid_natural ON reading_biosensor_guid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), hot tier, key: a GUID derived from the reading (version 5), 16 bytes in RFC order, scattered.
 CREATE TABLE IF NOT EXISTS reading_location_guid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -98,6 +102,10 @@ CREATE TABLE IF NOT EXISTS reading_location_guid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of reading_location_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_location_guid_natural ON reading_location_guid (device_id, channel, ts);
+
 -- Pressure readings (kPa), hot tier, key: a GUID derived from the reading (version 5), 16 bytes in RFC order, scattered.
 CREATE TABLE IF NOT EXISTS reading_pressure_guid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -107,6 +115,10 @@ CREATE TABLE IF NOT EXISTS reading_pressure_guid (
     kpa         REAL    NOT NULL,
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
+
+-- The natural key (device_id, channel, ts) of reading_pressure_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_pressure_guid_natural ON reading_pressure_guid (device_id, channel, ts);
 
 -- Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), hot tier, key: a GUID derived from the reading with the time in its first bytes, so BLOB order is time order.
 CREATE TABLE IF NOT EXISTS reading_biosensor_seqguid (
@@ -121,6 +133,10 @@ CREATE TABLE IF NOT EXISTS reading_biosensor_seqguid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of reading_biosensor_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_biosensor_seqguid_natural ON reading_biosensor_seqguid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), hot tier, key: a GUID derived from the reading with the time in its first bytes, so BLOB order is time order.
 CREATE TABLE IF NOT EXISTS reading_location_seqguid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -133,6 +149,10 @@ CREATE TABLE IF NOT EXISTS reading_location_seqguid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of reading_location_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_location_seqguid_natural ON reading_location_seqguid (device_id, channel, ts);
+
 -- Pressure readings (kPa), hot tier, key: a GUID derived from the reading with the time in its first bytes, so BLOB order is time order.
 CREATE TABLE IF NOT EXISTS reading_pressure_seqguid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -142,6 +162,10 @@ CREATE TABLE IF NOT EXISTS reading_pressure_seqguid (
     kpa         REAL    NOT NULL,
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
+
+-- The natural key (device_id, channel, ts) of reading_pressure_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_reading_pressure_seqguid_natural ON reading_pressure_seqguid (device_id, channel, ts);
 
 -- The hot biosensor readings for a person: device serial, times as ISO-8601 UTC text (milliseconds), every key strategy's table.
 --   sqlite3 data/hot/saito-hot.db "SELECT * FROM v_biosensor ORDER BY ts DESC LIMIT 5"

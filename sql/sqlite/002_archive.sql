@@ -55,6 +55,10 @@ CREATE TABLE IF NOT EXISTS archive_biosensor_guid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of archive_biosensor_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_biosensor_guid_natural ON archive_biosensor_guid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), archive tier, key: a GUID derived from the reading (version 5), 16 bytes in RFC order, scattered.
 CREATE TABLE IF NOT EXISTS archive_location_guid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -67,6 +71,10 @@ CREATE TABLE IF NOT EXISTS archive_location_guid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of archive_location_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_location_guid_natural ON archive_location_guid (device_id, channel, ts);
+
 -- Pressure readings (kPa), archive tier, key: a GUID derived from the reading (version 5), 16 bytes in RFC order, scattered.
 CREATE TABLE IF NOT EXISTS archive_pressure_guid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -76,6 +84,10 @@ CREATE TABLE IF NOT EXISTS archive_pressure_guid (
     kpa         REAL    NOT NULL,
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
+
+-- The natural key (device_id, channel, ts) of archive_pressure_guid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_pressure_guid_natural ON archive_pressure_guid (device_id, channel, ts);
 
 -- Biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), archive tier, key: a GUID derived from the reading with the time in its first bytes, so BLOB order is time order.
 CREATE TABLE IF NOT EXISTS archive_biosensor_seqguid (
@@ -90,6 +102,10 @@ CREATE TABLE IF NOT EXISTS archive_biosensor_seqguid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of archive_biosensor_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_biosensor_seqguid_natural ON archive_biosensor_seqguid (device_id, channel, ts);
+
 -- Location readings (x, y, z in metres), archive tier, key: a GUID derived from the reading with the time in its first bytes, so BLOB order is time order.
 CREATE TABLE IF NOT EXISTS archive_location_seqguid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -102,6 +118,10 @@ CREATE TABLE IF NOT EXISTS archive_location_seqguid (
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
 
+-- The natural key (device_id, channel, ts) of archive_location_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_location_seqguid_natural ON archive_location_seqguid (device_id, channel, ts);
+
 -- Pressure readings (kPa), archive tier, key: a GUID derived from the reading with the time in its first bytes, so BLOB order is time order.
 CREATE TABLE IF NOT EXISTS archive_pressure_seqguid (
     id          BLOB    NOT NULL PRIMARY KEY CHECK (length(id) = 16),
@@ -111,3 +131,7 @@ CREATE TABLE IF NOT EXISTS archive_pressure_seqguid (
     kpa         REAL    NOT NULL,
     received_at INTEGER NOT NULL
 ) WITHOUT ROWID, STRICT;
+
+-- The natural key (device_id, channel, ts) of archive_pressure_seqguid, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);
+-- created on start when missing, so databases made by an older Saito get it too.
+CREATE INDEX IF NOT EXISTS ix_archive_pressure_seqguid_natural ON archive_pressure_seqguid (device_id, channel, ts);

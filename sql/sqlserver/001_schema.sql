@@ -161,6 +161,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[reading_biosensor_guid]') AND [name] = N'ix_reading_biosensor_guid_natural')
+    CREATE NONCLUSTERED INDEX [ix_reading_biosensor_guid_natural] ON [dbo].[reading_biosensor_guid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- reading_location_guid: location readings (x, y, z in metres), hot tier, guid key: a name-based GUID of the reading (scattered) as clustered primary key.
@@ -179,6 +181,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[reading_location_guid]') AND [name] = N'ix_reading_location_guid_natural')
+    CREATE NONCLUSTERED INDEX [ix_reading_location_guid_natural] ON [dbo].[reading_location_guid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- reading_pressure_guid: pressure readings (kPa), hot tier, guid key: a name-based GUID of the reading (scattered) as clustered primary key.
@@ -195,6 +199,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[reading_pressure_guid]') AND [name] = N'ix_reading_pressure_guid_natural')
+    CREATE NONCLUSTERED INDEX [ix_reading_pressure_guid_natural] ON [dbo].[reading_pressure_guid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- reading_biosensor_seqguid: biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), hot tier, sequential-guid key: a GUID of the reading, time first in uniqueidentifier sort order, as clustered primary key.
@@ -214,6 +220,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[reading_biosensor_seqguid]') AND [name] = N'ix_reading_biosensor_seqguid_natural')
+    CREATE NONCLUSTERED INDEX [ix_reading_biosensor_seqguid_natural] ON [dbo].[reading_biosensor_seqguid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- reading_location_seqguid: location readings (x, y, z in metres), hot tier, sequential-guid key: a GUID of the reading, time first in uniqueidentifier sort order, as clustered primary key.
@@ -232,6 +240,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[reading_location_seqguid]') AND [name] = N'ix_reading_location_seqguid_natural')
+    CREATE NONCLUSTERED INDEX [ix_reading_location_seqguid_natural] ON [dbo].[reading_location_seqguid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- reading_pressure_seqguid: pressure readings (kPa), hot tier, sequential-guid key: a GUID of the reading, time first in uniqueidentifier sort order, as clustered primary key.
@@ -248,6 +258,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[reading_pressure_seqguid]') AND [name] = N'ix_reading_pressure_seqguid_natural')
+    CREATE NONCLUSTERED INDEX [ix_reading_pressure_seqguid_natural] ON [dbo].[reading_pressure_seqguid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- archive_biosensor: biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), archive tier, natural key: clustered primary key (device_id, channel, ts).
@@ -317,6 +329,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[archive_biosensor_guid]') AND [name] = N'ix_archive_biosensor_guid_natural')
+    CREATE NONCLUSTERED INDEX [ix_archive_biosensor_guid_natural] ON [dbo].[archive_biosensor_guid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- archive_location_guid: location readings (x, y, z in metres), archive tier, guid key: a name-based GUID of the reading (scattered) as clustered primary key.
@@ -335,6 +349,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[archive_location_guid]') AND [name] = N'ix_archive_location_guid_natural')
+    CREATE NONCLUSTERED INDEX [ix_archive_location_guid_natural] ON [dbo].[archive_location_guid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- archive_pressure_guid: pressure readings (kPa), archive tier, guid key: a name-based GUID of the reading (scattered) as clustered primary key.
@@ -351,6 +367,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[archive_pressure_guid]') AND [name] = N'ix_archive_pressure_guid_natural')
+    CREATE NONCLUSTERED INDEX [ix_archive_pressure_guid_natural] ON [dbo].[archive_pressure_guid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- archive_biosensor_seqguid: biosensor readings (heart rate, systolic, diastolic, skin temperature; any may be NULL), archive tier, sequential-guid key: a GUID of the reading, time first in uniqueidentifier sort order, as clustered primary key.
@@ -370,6 +388,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[archive_biosensor_seqguid]') AND [name] = N'ix_archive_biosensor_seqguid_natural')
+    CREATE NONCLUSTERED INDEX [ix_archive_biosensor_seqguid_natural] ON [dbo].[archive_biosensor_seqguid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- archive_location_seqguid: location readings (x, y, z in metres), archive tier, sequential-guid key: a GUID of the reading, time first in uniqueidentifier sort order, as clustered primary key.
@@ -388,6 +408,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[archive_location_seqguid]') AND [name] = N'ix_archive_location_seqguid_natural')
+    CREATE NONCLUSTERED INDEX [ix_archive_location_seqguid_natural] ON [dbo].[archive_location_seqguid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- archive_pressure_seqguid: pressure readings (kPa), archive tier, sequential-guid key: a GUID of the reading, time first in uniqueidentifier sort order, as clustered primary key.
@@ -404,6 +426,8 @@ BEGIN
             WITH (IGNORE_DUP_KEY = ON)
     ) ON [PRIMARY];
 END;
+IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[archive_pressure_seqguid]') AND [name] = N'ix_archive_pressure_seqguid_natural')
+    CREATE NONCLUSTERED INDEX [ix_archive_pressure_seqguid_natural] ON [dbo].[archive_pressure_seqguid] ([device_id], [channel], [ts]) ON [PRIMARY];
 GO
 
 -- v_biosensor: the hot biosensor readings of every key strategy's table, with the device's serial, for a person:

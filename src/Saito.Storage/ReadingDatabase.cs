@@ -13,7 +13,7 @@ namespace Saito.Storage;
 /// deriving from this one (or from <see cref="BulkCopyReadingDatabase"/> for the shared write loop), its schema, its
 /// bulk step, and one line in <see cref="StorageProviders"/>.
 /// </summary>
-public abstract class ReadingDatabase : IReadingStore
+public abstract partial class ReadingDatabase : IReadingStore
 {
     private protected ReadingDatabase(StorageOptions options)
     {
@@ -117,12 +117,19 @@ public abstract class ReadingDatabase : IReadingStore
             $"ORDER BY {Column("ts")}, {Column("channel")}{End}");
         command.Add(Parameter("device_id"), deviceId);
         await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        return await ReadReadingsAsync(reader, kind, cancellationToken);
+    }
+
+    /// <summary>Readings from rows of device_id, channel, ts, the kind's value columns, received_at.</summary>
+    private protected async Task<List<Reading>> ReadReadingsAsync(DbDataReader reader, ReadingKind kind, CancellationToken cancellationToken)
+    {
+        int valueCount = ReadingTables.ValueColumns(kind).Count;
         var readings = new List<Reading>();
         var values = new double?[4];
-        int receivedAt = 3 + valueColumns.Count;
+        int receivedAt = 3 + valueCount;
         while (await reader.ReadAsync(cancellationToken))
         {
-            for (int i = 0; i < valueColumns.Count; i++)
+            for (int i = 0; i < valueCount; i++)
             {
                 values[i] = await reader.IsDBNullAsync(3 + i, cancellationToken) ? null : reader.GetDouble(3 + i);
             }

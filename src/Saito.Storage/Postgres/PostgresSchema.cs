@@ -64,6 +64,16 @@ public static class PostgresSchema
             foreach (var kind in ReadingKinds.All)
             {
                 objects.Add(ReadingTable(kind, keys, tier, tablespace));
+                if (keys != KeyStrategy.Natural)
+                {
+                    string table = ReadingTables.TableName(kind, keys, tier);
+                    objects.Add(new SchemaObject(
+                        SchemaScript.NaturalKeyIndexName(table),
+                        SchemaObjectKind.Index,
+                        tier,
+                        SchemaScript.NaturalKeyIndexComment(table),
+                        $"CREATE INDEX IF NOT EXISTS {SchemaScript.NaturalKeyIndexName(table)} ON {table} (device_id, channel, ts){TablespaceClause(tablespace)}"));
+                }
             }
         }
     }

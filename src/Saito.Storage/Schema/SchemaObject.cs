@@ -15,6 +15,7 @@ public enum SchemaObjectKind
 {
     Table,
     View,
+    Index,
 }
 
 /// <summary>
@@ -35,6 +36,18 @@ public sealed record AddedColumn(string Table, string Column, string AddSql);
 /// <summary>Writes schema objects out as a commented SQL script (the files in <c>sql/</c>).</summary>
 public static class SchemaScript
 {
+    /// <summary>
+    /// The name of the index on the natural key (device_id, channel, ts) that a GUID-keyed reading table has beside its
+    /// primary key, so that a device's time range, its newest reading per channel and the readings queries' cross-tier
+    /// de-duplication seek instead of scanning (under the natural key the primary key is that index).
+    /// </summary>
+    public static string NaturalKeyIndexName(string table) => "ix_" + table + "_natural";
+
+    /// <summary>The comment above a natural-key index in the scripts.</summary>
+    public static string NaturalKeyIndexComment(string table) =>
+        $"The natural key (device_id, channel, ts) of {table}, for the readings queries (a device's time range, newest reading, cross-tier de-duplication);\n" +
+        "created on start when missing, so databases made by an older Saito get it too.";
+
     /// <summary>
     /// The script: <paramref name="header"/> as comment lines, the <paramref name="preamble"/> statements, then
     /// every object under its comment, each statement ended with a semicolon. Line ends are <c>\n</c>. When the

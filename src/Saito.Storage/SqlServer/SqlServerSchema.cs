@@ -150,7 +150,13 @@ internal sealed class SqlServerSchema
         };
         foreach (var (table, kind, keys, tier) in ReadingTableSpecs)
         {
-            steps.Add(new SqlServerSchemaStep(table, SqlServerSchemaObject.Table, table, Guarded(table, CreateReadingTable(kind, keys, tier))));
+            string sql = Guarded(table, CreateReadingTable(kind, keys, tier));
+            if (keys != KeyStrategy.Natural)
+            {
+                sql += "\n" + NaturalKeyIndex(table, tier);
+            }
+
+            steps.Add(new SqlServerSchemaStep(table, SqlServerSchemaObject.Table, table, sql));
         }
 
         return steps;
@@ -305,6 +311,18 @@ internal sealed class SqlServerSchema
         """;
 
     private static string ColumnList(IReadOnlyList<string> columns) => string.Join(", ", columns.Select(SqlServerSql.Quote));
+
+    /// <summary>
+    /// The index on the natural key (device_id, channel, ts) of a GUID-keyed reading table, on the tier's filegroup, for
+    /// the readings queries; created when missing, so a table made by an older Saito gets it on start too.
+    /// </summary>
+    public string NaturalKeyIndex(string table, StorageTier tier)
+    {
+        string index = Schema.SchemaScript.NaturalKeyIndexName(table);
+        return
+            $"IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID({SqlServerSql.Literal(SqlServerSql.Table(table))}) AND [name] = {SqlServerSql.Literal(index)})\n" +
+            $"    CREATE NONCLUSTERED INDEX {SqlServerSql.Quote(index)} ON {SqlServerSql.Table(table)} ([device_id], [channel], [ts]) ON {SqlServerSql.Quote(Filegroup(tier))};";
+    }
 
     /// <summary><c>statement</c>, run only when the table does not exist yet.</summary>
     public static string Guarded(string table, string createStatement) =>

@@ -24,7 +24,7 @@ namespace Saito.Storage.Sqlite;
 /// <c>INSERT OR IGNORE</c>), not the savepoint and bulk-copy loop of the servers: SQLite has no bulk path to fall back
 /// from, and one prepared insert per row on the one writer connection is its fast path.
 /// </para>
-public sealed class SqliteReadingStore : ReadingDatabase
+public sealed partial class SqliteReadingStore : ReadingDatabase
 {
     private readonly ILogger<SqliteReadingStore> _logger;
     private readonly SqliteConnections _hot;
@@ -146,7 +146,7 @@ public sealed class SqliteReadingStore : ReadingDatabase
     {
         using var command = connection.CreateCommand();
         command.Transaction = transaction;
-        command.CommandText = "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')";
+        command.CommandText = "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view', 'index')";
         using var reader = command.ExecuteReader();
         var names = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
         while (reader.Read())

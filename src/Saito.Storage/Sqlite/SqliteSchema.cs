@@ -40,6 +40,10 @@ public static class SqliteSchema
             foreach (var kind in ReadingKinds.All)
             {
                 objects.Add(ReadingTable(kind, keys, tier));
+                if (keys != KeyStrategy.Natural)
+                {
+                    objects.Add(NaturalKeyIndex(ReadingTables.TableName(kind, keys, tier), tier));
+                }
             }
         }
 
@@ -152,6 +156,13 @@ public static class SqliteSchema
             $"{ReadingKinds.Description(kind)}, {(tier == StorageTier.Hot ? "hot" : "archive")} tier, {KeyDescription(keys)}.",
             $"CREATE TABLE IF NOT EXISTS {table} (\n{body}\n) WITHOUT ROWID, STRICT");
     }
+
+    private static SchemaObject NaturalKeyIndex(string table, StorageTier tier) => new(
+        SchemaScript.NaturalKeyIndexName(table),
+        SchemaObjectKind.Index,
+        tier,
+        SchemaScript.NaturalKeyIndexComment(table),
+        $"CREATE INDEX IF NOT EXISTS {SchemaScript.NaturalKeyIndexName(table)} ON {table} (device_id, channel, ts)");
 
     private static string KeyDescription(KeyStrategy keys) => keys switch
     {

@@ -13,8 +13,7 @@ namespace Saito.Storage.Tests.Contract;
 /// </summary>
 public abstract class ReadingStoreContractTests : IAsyncLifetime
 {
-    private readonly List<StoreTestStorage> _storages = [];
-    private readonly List<IReadingStore> _stores = [];
+    private readonly TrackedStores _tracked = new();
 
     protected static CancellationToken Ct => TestContext.Current.CancellationToken;
 
@@ -602,25 +601,14 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
 
     public async ValueTask DisposeAsync()
     {
-        foreach (var store in _stores)
-        {
-            await store.DisposeAsync();
-        }
-
-        foreach (var storage in _storages)
-        {
-            await storage.DisposeAsync();
-        }
-
+        await _tracked.DisposeAsync();
         GC.SuppressFinalize(this);
     }
 
     /// <summary>Fresh storage, removed after the test.</summary>
     protected async Task<StoreTestStorage> FreshStorageAsync(bool tiered = false)
     {
-        var storage = await CreateFreshStorageAsync(tiered);
-        _storages.Add(storage);
-        return storage;
+        return _tracked.Add(await CreateFreshStorageAsync(tiered));
     }
 
     /// <summary>A store on fresh storage with its schema made.</summary>
@@ -633,11 +621,7 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
     }
 
     /// <summary>Disposed after the test, before its storage is removed.</summary>
-    protected IReadingStore Track(IReadingStore store)
-    {
-        _stores.Add(store);
-        return store;
-    }
+    protected IReadingStore Track(IReadingStore store) => _tracked.Add(store);
 
     protected void ShouldCountDuplicates(BatchWriteResult result, long duplicates) =>
         result.Duplicates.ShouldBe(CountsDuplicates ? duplicates : -1);

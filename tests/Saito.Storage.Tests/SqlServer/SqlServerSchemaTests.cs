@@ -179,9 +179,21 @@ public sealed class SqlServerSchemaTests
             {
                 "dead_letter" => "\nEND;\n" + SqlServerSchema.AddDeadLetterPayloadBytes,
                 "device" => "\nEND;\n" + SqlServerSchema.AddDeviceRegistryColumns,
+                _ when step.Target.EndsWith("guid", StringComparison.Ordinal) =>
+                    "\nEND;\n" + Default.NaturalKeyIndex(step.Target, step.Target.StartsWith("archive_", StringComparison.Ordinal) ? StorageTier.Archive : StorageTier.Hot),
                 _ => "\nEND;",
             });
         }
+    }
+
+    [Fact]
+    public void A_guid_keyed_table_gets_an_index_on_the_natural_key_on_its_tier_when_it_has_none()
+    {
+        var schema = new SqlServerSchema(new SqlServerStorageOptions { HotFilegroup = "fast", ArchiveFilegroup = "slow" });
+
+        schema.NaturalKeyIndex("archive_pressure_seqguid", StorageTier.Archive).ShouldBe(
+            "IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE [object_id] = OBJECT_ID(N'[dbo].[archive_pressure_seqguid]') AND [name] = N'ix_archive_pressure_seqguid_natural')\n" +
+            "    CREATE NONCLUSTERED INDEX [ix_archive_pressure_seqguid_natural] ON [dbo].[archive_pressure_seqguid] ([device_id], [channel], [ts]) ON [slow];");
     }
 
     [Fact]
