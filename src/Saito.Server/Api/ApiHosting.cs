@@ -113,6 +113,7 @@ public static class ApiHosting
         api.MapClassEndpoints();
         api.MapCheckInEndpoints();
         api.MapNoticeEndpoints();
+        api.MapReadingEndpoints();
         api.MapHubEndpoints();
 
         app.MapOpenApi().RequireAuthorization(DocsPolicy);

@@ -1,0 +1,187 @@
+using System.ComponentModel.DataAnnotations;
+using System.Text;
+using Microsoft.EntityFrameworkCore;
+using Saito.Readings;
+using Saito.Registry.Data;
+using Saito.Storage;
+using Saito.Storage.Queries;
+
+namespace Saito.Server.Api;
+
+public sealed record ReadingView(int DeviceId, int Channel, DateTimeOffset Ts, DateTimeOffset ReceivedAt, IReadOnlyDictionary<string, double?> Values);
+
+public sealed record SeriesBucket(int DeviceId, int Channel, DateTimeOffset Start, long Count, IReadOnlyDictionary<string, FieldSummary> Fields);
+
+public sealed record FieldSummary(long Count, double? Min, double? Avg, double? Max);
+
+public sealed class ReadingQuery
+{
+    /// <summary>A device's readings over its whole history in the range (give this or ownerId).</summary>
+    public int? DeviceId { get; set; }
+
+    /// <summary>The readings of the devices the owner had at the time of each reading (through the assignment history).</summary>
+    public int? OwnerId { get; set; }
+
+    public DateTimeOffset? From { get; set; }
+
+    public DateTimeOffset? To { get; set; }
+
+    /// <summary>Range: at most this many readings (default 10,000).</summary>
+    [Range(1, 100_000)]
+    public int? Limit { get; set; }
+
+    /// <summary>Series: the bucket width in seconds (default 60).</summary>
+    [Range(1, 86_400)]
+    public int? BucketSeconds { get; set; }
+
+    /// <summary>Series: comma-separated fields (default all of the kind's), e.g. <c>heart_rate,skin_temp</c>.</summary>
+    [StringLength(200)]
+    public string? Fields { get; set; }
+}
+
+/// <summary>
+/// Readings for staff: a time range, the latest values, and a downsampled series (min, avg, max per bucket), by device
+/// or by owner. An owner's readings are those of each device while it was assigned to them, so a wristband that moved
+/// from one student to another never mixes them. Hot and archive tiers are both read.
+/// </summary>
+internal static class ReadingEndpoints
+{
+    public static void MapReadingEndpoints(this RouteGroupBuilder api)
+    {
+        var readings = api.MapGroup("/readings/{kind}").WithTags("Readings").RequireAuthorization(ApiPolicies.ReadReadings);
+        readings.MapGet("/", RangeAsync).WithSummary("Readings of a kind (biosensor, location, pressure) for a device or an owner over [from, to)");
+        readings.MapGet("/latest", LatestAsync).WithSummary("The newest reading of each channel: a device's, or those of the devices an owner has now");
+        readings.MapGet("/series", SeriesAsync).WithSummary("Min, avg and max per bucket over [from, to), for charts");
+    }
+
+    private static async Task<IResult> RangeAsync(string kind, [AsParameters] ReadingQuery query, RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+    {
+        var (readingKind, _, _, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
+        if (error is not null)
+        {
+            return error;
+        }
+
+        var readings = intervals.Count == 0 ? [] : await Queries(store).ReadRangeAsync(readingKind, intervals, query.Limit ?? 10_000, cancellationToken);
+        return TypedResults.Ok(readings.Select(View).ToList());
+    }
+
+    private static async Task<IResult> LatestAsync(string kind, int? deviceId, int? ownerId, RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+    {
+        if (!ReadingKinds.TryParse(kind, out var readingKind))
+        {
+            return BadKind(kind);
+        }
+
+        List<int> devices;
+        if (deviceId is { } device && ownerId is null)
+        {
+            devices = [device];
+        }
+        else if (ownerId is { } owner && deviceId is null)
+        {
+            var now = time.GetUtcNow();
+            devices = await db.Assignments.Where(a => a.OwnerId == owner && a.From <= now && (a.To == null || a.To > now)).Select(a => a.DeviceId).ToListAsync(cancellationToken);
+        }
+        else
+        {
+            return Problems.Invalid("deviceId", "Give deviceId or ownerId (one of them).");
+        }
+
+        var readings = devices.Count == 0 ? [] : await Queries(store).LatestAsync(readingKind, devices, cancellationToken);
+        return TypedResults.Ok(readings.Select(View).ToList());
+    }
+
+    private static async Task<IResult> SeriesAsync(string kind, [AsParameters] ReadingQuery query, RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+    {
+        var (readingKind, from, to, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
+        if (error is not null)
+        {
+            return error;
+        }
+
+        List<ValueField>? fields = null;
+        if (!string.IsNullOrWhiteSpace(query.Fields))
+        {
+            fields = [];
+            foreach (string name in query.Fields.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            {
+                if (!ReadingFields.TryParseName(Encoding.UTF8.GetBytes(name), out var field) || ReadingFields.KindOf(field) != readingKind)
+                {
+                    return Problems.Invalid("fields", $"'{name}' is not a field of {kind}; its fields are {ReadingFields.NamesOf(readingKind)}.");
+                }
+
+                fields.Add(field);
+            }
+        }
+
+        var bucket = TimeSpan.FromSeconds(query.BucketSeconds ?? 60);
+        if ((to - from) / bucket > ReadingQueryLimits.MaxBuckets)
+        {
+            return Problems.Invalid("bucketSeconds", $"[from, to) would hold more than {ReadingQueryLimits.MaxBuckets} buckets: widen the bucket or narrow the range.");
+        }
+
+        var buckets = intervals.Count == 0 ? [] : await Queries(store).DownsampleAsync(readingKind, intervals, from.UtcDateTime, to.UtcDateTime, bucket, fields, cancellationToken);
+        return TypedResults.Ok(buckets.Select(b => new SeriesBucket(b.DeviceId, b.Channel, Utc(b.Start), b.Count,
+            b.Fields.ToDictionary(f => ReadingFields.NameOf(f.Field), f => new FieldSummary(f.Count, f.Min, f.Avg, f.Max)))).ToList());
+    }
+
+    /// <summary>The kind, the range (default: the last hour) and the device intervals a query covers; or the 400 that says why not.</summary>
+    private static async Task<(ReadingKind Kind, DateTimeOffset From, DateTimeOffset To, List<DeviceInterval> Intervals, IResult? Error)> ResolveAsync(
+        string kind, ReadingQuery query, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    {
+        if (!ReadingKinds.TryParse(kind, out var readingKind))
+        {
+            return (default, default, default, [], BadKind(kind));
+        }
+
+        var to = query.To ?? time.GetUtcNow();
+        var from = query.From ?? to.AddHours(-1);
+        if (to <= from || from < DateTimeOffset.UnixEpoch)
+        {
+            return (readingKind, from, to, [], Problems.Invalid("to", "to must be after from (and from after 1970)."));
+        }
+
+        if (query.DeviceId is { } deviceId && query.OwnerId is null)
+        {
+            return (readingKind, from, to, [new DeviceInterval(deviceId, from.UtcDateTime, to.UtcDateTime)], null);
+        }
+
+        if (query.OwnerId is not { } ownerId || query.DeviceId is not null)
+        {
+            return (readingKind, from, to, [], Problems.Invalid("deviceId", "Give deviceId or ownerId (one of them)."));
+        }
+
+        var assignments = await db.Assignments.AsNoTracking()
+            .Where(a => a.OwnerId == ownerId && a.From < to && (a.To == null || a.To > from))
+            .OrderBy(a => a.From).Take(ReadingQueryLimits.MaxIntervals)
+            .Select(a => new { a.DeviceId, a.From, a.To }).ToListAsync(cancellationToken);
+        var intervals = assignments.ConvertAll(a => new DeviceInterval(a.DeviceId,
+            (a.From > from ? a.From : from).UtcDateTime, (a.To is { } end && end < to ? end : to).UtcDateTime));
+        return (readingKind, from, to, intervals, null);
+    }
+
+    private static IReadingQueries Queries(IReadingStore store) =>
+        store as IReadingQueries ?? throw new InvalidOperationException($"{store.Provider} does not answer reading queries");
+
+    private static ReadingView View(Reading r)
+    {
+        var values = new Dictionary<string, double?>(StringComparer.Ordinal);
+        foreach (var field in ReadingFields.FieldsOf(r.Kind))
+        {
+            values[ReadingFields.NameOf(field)] = ReadingFields.SlotOf(field) switch
+            {
+                0 => r.V0,
+                1 => r.V1,
+                2 => r.V2,
+                _ => r.V3,
+            };
+        }
+
+        return new ReadingView(r.DeviceId, r.Channel, Utc(r.Timestamp), Utc(r.ReceivedAt), values);
+    }
+
+    private static DateTimeOffset Utc(DateTime value) => new(DateTime.SpecifyKind(value, DateTimeKind.Utc));
+
+    private static IResult BadKind(string kind) => Problems.Invalid("kind", $"'{kind}' is not a kind of reading; kinds are {string.Join(", ", ReadingKinds.All.Select(ReadingKinds.Name))}.");
+}

@@ -1,0 +1,76 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Saito.Registry.Tests.Infrastructure;
+using Saito.Storage.Keys;
+
+namespace Saito.Registry.Tests.Api;
+
+/// <summary>Readings by owner through the assignment history, latest values and a downsampled series; SQLite and PostgreSQL.</summary>
+public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<PostgresServer>
+{
+    private static CancellationToken Ct => TestContext.Current.CancellationToken;
+
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task A_wristband_passed_from_one_student_to_another_never_mixes_their_readings(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres);
+        using var admin = await server.AsAsync("admin");
+        var t0 = new DateTimeOffset(DateTime.UtcNow.Ticks / TimeSpan.TicksPerMinute * TimeSpan.TicksPerMinute, TimeSpan.Zero).AddMinutes(-30);
+        // Six readings a minute apart; the band goes from Ana to Ben between the third and the fourth.
+        string payload = "[" + string.Join(",", Enumerable.Range(0, 6).Select(i =>
+            $$"""{"ts":"{{t0.AddMinutes(i).ToString("yyyy-MM-dd'T'HH:mm:ss'Z'", CultureInfo.InvariantCulture)}}","hr":{{70 + i}}}""")) + "]";
+        await ExternalClients.Mosquitto311.PublishAsync(new BrokerEndpoint("saito", "127.0.0.1", server.MqttPort, null, null, null),
+            OutgoingMessage.Text("saito/hub-1/wrist-07/biosensor", payload), new ClientOptions { QoS = 1 }, Ct);
+        int ana = await CreateAsync(admin, "Ana");
+        int ben = await CreateAsync(admin, "Ben");
+        var devices = await GetAsync(admin, "/api/devices?q=wrist-07", Ct);
+        int band = devices.GetProperty("items")[0].GetProperty("id").GetInt32();
+        using (var first = await admin.PostAsJsonAsync("/api/assignments", new { deviceId = band, ownerId = ana, from = t0.AddMinutes(-5) }, Ct))
+        {
+            first.StatusCode.ShouldBe(HttpStatusCode.Created, await first.Content.ReadAsStringAsync(Ct));
+        }
+
+        using (var second = await admin.PostAsJsonAsync("/api/assignments", new { deviceId = band, ownerId = ben, from = t0.AddMinutes(2.5) }, Ct))
+        {
+            second.StatusCode.ShouldBe(HttpStatusCode.Created, await second.Content.ReadAsStringAsync(Ct));
+        }
+        string range = $"from={Uri.EscapeDataString(t0.AddMinutes(-10).ToString("O"))}&to={Uri.EscapeDataString(t0.AddMinutes(10).ToString("O"))}";
+        using var teacher = await server.AsAsync("teacher");
+
+        var anas = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ana}&{range}", Ct);
+        var bens = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ben}&{range}", Ct);
+        var latest = await GetAsync(teacher, $"/api/readings/biosensor/latest?ownerId={ben}", Ct);
+        var series = await GetAsync(teacher, $"/api/readings/biosensor/series?deviceId={band}&bucketSeconds=180&fields=hr&{range}", Ct);
+        using var badField = await teacher.GetAsync($"/api/readings/biosensor/series?deviceId={band}&fields=kpa&{range}", Ct);
+
+        anas.EnumerateArray().Select(r => r.GetProperty("values").GetProperty("hr").GetDouble()).ShouldBe([70, 71, 72]);
+        bens.EnumerateArray().Select(r => r.GetProperty("values").GetProperty("hr").GetDouble()).ShouldBe([73, 74, 75]);
+        anas[0].GetProperty("ts").GetString()!.ShouldEndWith("+00:00");
+        latest.EnumerateArray().ShouldHaveSingleItem().GetProperty("values").GetProperty("hr").GetDouble().ShouldBe(75);
+        // Buckets of 3 minutes aligned to the epoch: the six readings fall in two or three of them; their sums match.
+        var buckets = series.EnumerateArray().ToList();
+        buckets.Sum(b => b.GetProperty("count").GetInt64()).ShouldBe(6);
+        buckets.Min(b => b.GetProperty("fields").GetProperty("hr").GetProperty("min").GetDouble()).ShouldBe(70);
+        buckets.Max(b => b.GetProperty("fields").GetProperty("hr").GetProperty("max").GetDouble()).ShouldBe(75);
+        badField.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
+        (await badField.Content.ReadAsStringAsync(Ct)).ShouldContain("hr, sys, dia, temp");
+    }
+
+    private static async Task<JsonElement> GetAsync(HttpClient client, string path, CancellationToken cancellationToken)
+    {
+        using var response = await client.GetAsync(path, cancellationToken);
+        string body = await response.Content.ReadAsStringAsync(cancellationToken);
+        response.IsSuccessStatusCode.ShouldBeTrue($"GET {path}: {(int)response.StatusCode} {body}");
+        return JsonDocument.Parse(body).RootElement.Clone();
+    }
+
+    private static async Task<int> CreateAsync(HttpClient admin, string name)
+    {
+        using var response = await admin.PostAsJsonAsync("/api/owners", new { kind = "student", displayName = name }, Ct);
+        return (await response.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
+    }
+}
