@@ -58,7 +58,7 @@ public sealed partial class ProtocolDocExamplesTests
         int newDevicesThisHour = example.Attributes.TryGetValue("new-devices-this-hour", out string? registered)
             ? int.Parse(registered, CultureInfo.InvariantCulture)
             : 0;
-        var (accepted, rejected, reasons) = Run(topic, Encoding.UTF8.GetBytes(payload), contentType, options, Doc.Value.ReceivedAt, newDevicesThisHour);
+        var (accepted, rejected, reasons) = Run(topic, Encoding.UTF8.GetBytes(payload), contentType, options, Doc.Value.ReceivedAt, newDevicesThisHour, example.Attributes);
 
         string outcome = $"accepted={accepted} rejected={rejected} reasons={string.Join(",", reasons)} for {payload}";
         accepted.ShouldBe(int.Parse(example.Attributes["accepted"], CultureInfo.InvariantCulture), outcome);
@@ -118,7 +118,8 @@ public sealed partial class ProtocolDocExamplesTests
     }
 
     private static (int Accepted, int Rejected, IReadOnlyList<string> Reasons) Run(
-        string topic, byte[] payload, string? contentType, IngestionOptions options, DateTime receivedAt, int newDevicesThisHour)
+        string topic, byte[] payload, string? contentType, IngestionOptions options, DateTime receivedAt, int newDevicesThisHour,
+        IReadOnlyDictionary<string, string> attributes)
     {
         if (!SaitoTopicParser.TryParse(topic, options.TopicPrefix, out var parsed, out _))
         {
@@ -135,6 +136,24 @@ public sealed partial class ProtocolDocExamplesTests
         if (!limiter.TryAdmit(parsed.Hub))
         {
             return (0, 1, [DeadLetterReasons.TooManyNewDevices]);
+        }
+
+        if (parsed.Kind == TopicKind.CheckIn)
+        {
+            // The registry's answer is stated by the example: known-owners=1,2 (the owners enrolled), registry=down.
+            if (!CheckInParser.TryParse(payload, receivedAt, options, out var checkIn, out _))
+            {
+                return (0, 1, [DeadLetterReasons.BadCheckIn]);
+            }
+
+            if (attributes.TryGetValue("registry", out string? registry) && registry == "down")
+            {
+                return (0, 1, [DeadLetterReasons.RegistryUnavailable]);
+            }
+
+            bool known = !attributes.TryGetValue("known-owners", out string? owners)
+                || owners.Split(',').Contains(checkIn.OwnerId.ToString(CultureInfo.InvariantCulture));
+            return known ? (1, 0, []) : (0, 1, [DeadLetterReasons.UnknownOwner]);
         }
 
         var parser = new ReadingParser(options, TimeProvider.System);

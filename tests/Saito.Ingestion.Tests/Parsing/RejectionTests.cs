@@ -155,6 +155,9 @@ public sealed class RejectionTests
         covered.Add(DeadLetterReasons.TooManyNewDevices); // NewDeviceLimiterTests, RejectionLimitTests
         covered.Add(DeadLetterReasons.BadTopic); // SaitoTopicParserTests
         covered.Add(DeadLetterReasons.BadHello); // HelloParsingTests
+        covered.Add(DeadLetterReasons.BadCheckIn); // CheckInParserTests
+        covered.Add(DeadLetterReasons.UnknownOwner); // Saito.Registry.Tests: DeviceAndCheckInTests
+        covered.Add(DeadLetterReasons.RegistryUnavailable); // the registry's own outage; documented in docs/protocol.md
 
         DeadLetterReasons.All.Except(covered).ShouldBeEmpty();
         DeadLetterReasons.All.ShouldBeUnique();
