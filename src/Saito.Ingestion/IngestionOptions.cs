@@ -18,6 +18,8 @@ public sealed class IngestionOptions : PayloadLimits
     /// </summary>
     public int MaxNewDevicesPerHubPerHour { get; set; } = 1000;
 
+    /// <summary>How often the times devices were last heard from are written to the device table (<c>last_seen</c>).</summary>
+    public int LastSeenFlushSeconds { get; set; } = 5;
 }
 
 public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOptions>
@@ -59,6 +61,11 @@ public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOption
         if (options.MaxAgeDays is < 1 or > 36_500)
         {
             failures.Add($"Ingestion:MaxAgeDays must be between 1 and 36,500 (was {options.MaxAgeDays}).");
+        }
+
+        if (options.LastSeenFlushSeconds is < 1 or > 3600)
+        {
+            failures.Add($"Ingestion:LastSeenFlushSeconds must be between 1 and 3,600 (was {options.LastSeenFlushSeconds}).");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

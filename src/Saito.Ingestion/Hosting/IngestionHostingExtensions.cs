@@ -50,6 +50,8 @@ public static class IngestionHostingExtensions
         services.AddSingleton(sp => new ReadingParser(sp.GetRequiredService<IOptions<IngestionOptions>>().Value, sp.GetRequiredService<TimeProvider>()));
         services.AddSingleton<ReadingWriterPool>();
         services.AddHostedService(sp => sp.GetRequiredService<ReadingWriterPool>());
+        services.AddSingleton<DeviceActivity>();
+        services.AddHostedService(sp => sp.GetRequiredService<DeviceActivity>());
         services.AddSingleton<MessageIngestor>();
         services.AddHealthChecks().AddCheck<IngestionHealthCheck>("storage");
 

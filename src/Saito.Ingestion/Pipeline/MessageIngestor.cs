@@ -38,6 +38,7 @@ public sealed partial class MessageIngestor
     private readonly IngestionMetrics _metrics;
     private readonly ILogger<MessageIngestor> _logger;
     private readonly ICheckInRecorder? _checkIns;
+    private readonly DeviceActivity? _activity;
     private readonly IngestionOptions _options;
     private readonly string _prefix;
     private readonly string _prefixWithSlash;
@@ -47,8 +48,9 @@ public sealed partial class MessageIngestor
     private int _suppressedInWindow;
 
     public MessageIngestor(ReadingParser parser, DeviceRegistry registry, ReadingWriterPool writers, IngestionMetrics metrics,
-        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null)
+        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null, DeviceActivity? activity = null)
     {
+        _activity = activity;
         ArgumentNullException.ThrowIfNull(options);
         _options = options.Value;
         _checkIns = checkIns;
@@ -111,6 +113,7 @@ public sealed partial class MessageIngestor
             return await RefuseNewDeviceAsync(message, topic.Device, topic.Hub, cancellationToken);
         }
 
+        _activity?.Seen(deviceId);
         if (topic.Kind == TopicKind.CheckIn)
         {
             return await CheckInAsync(message, topic.Device, deviceId, cancellationToken);

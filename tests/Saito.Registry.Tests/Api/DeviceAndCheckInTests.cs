@@ -37,6 +37,21 @@ public sealed class DeviceAndCheckInTests(PostgresServer postgres) : IClassFixtu
         device.GetProperty("status").GetString().ShouldBe("new");
         int deviceId = device.GetProperty("id").GetInt32();
 
+        // Ingestion records when the band was last heard from (every Ingestion:LastSeenFlushSeconds); "silent since" uses it.
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        JsonElement seen;
+        while ((seen = await teacher.GetFromJsonAsync<JsonElement>($"/api/devices/{deviceId}", Ct)).GetProperty("lastSeen").ValueKind == JsonValueKind.Null)
+        {
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "last_seen was never written");
+            await Task.Delay(100, Ct);
+        }
+
+        DateTimeOffset.Parse(seen.GetProperty("lastSeen").GetString()!, System.Globalization.CultureInfo.InvariantCulture).ShouldBeGreaterThan(DateTimeOffset.UtcNow.AddMinutes(-5));
+        string recently = Uri.EscapeDataString(DateTimeOffset.UtcNow.AddMinutes(-10).ToString("O"));
+        string later = Uri.EscapeDataString(DateTimeOffset.UtcNow.AddMinutes(1).ToString("O"));
+        (await teacher.GetFromJsonAsync<JsonElement>($"/api/devices?silentSince={recently}", Ct)).GetProperty("total").GetInt32().ShouldBe(0);
+        (await teacher.GetFromJsonAsync<JsonElement>($"/api/devices?silentSince={later}", Ct)).GetProperty("total").GetInt32().ShouldBe(1);
+
         var t1 = new DateTimeOffset(2026, 11, 26, 8, 0, 0, TimeSpan.Zero);
         using var first = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana, from = t1 }, Ct);
         using var second = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ben, from = t1.AddHours(2) }, Ct);

@@ -1,0 +1,76 @@
+using System.Collections.Concurrent;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Saito.Storage;
+
+namespace Saito.Ingestion.Pipeline;
+
+/// <summary>
+/// When each device was last heard from, for the registry's "silent since" (the device table's <c>last_seen</c>).
+/// A message only sets a number in memory; every <see cref="IngestionOptions.LastSeenFlushSeconds"/> the times are
+/// written in one transaction, so a busy class costs one small update per device every few seconds, not one per
+/// reading. On shutdown the last times are written too. A failed write is logged and the times kept for the next one.
+/// </summary>
+public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPool writers, IOptions<IngestionOptions> options, TimeProvider time, ILogger<DeviceActivity> logger)
+    : BackgroundService
+{
+    private ConcurrentDictionary<int, long> _seen = new();
+
+    /// <summary>Notes that <paramref name="deviceId"/> sent something now.</summary>
+    public void Seen(int deviceId) => _seen[deviceId] = time.GetUtcNow().UtcTicks;
+
+    /// <summary>Writes what was noted since the last flush.</summary>
+    public async Task FlushAsync(CancellationToken cancellationToken)
+    {
+        if (store is not IDeviceActivityStore activity || _seen.IsEmpty)
+        {
+            return;
+        }
+
+        var taken = Interlocked.Exchange(ref _seen, new ConcurrentDictionary<int, long>());
+        var seen = taken.Select(p => KeyValuePair.Create(p.Key, new DateTime(p.Value, DateTimeKind.Utc))).ToList();
+        try
+        {
+            await activity.MarkSeenAsync(seen, cancellationToken);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            // Keep them for the next flush, unless a newer time arrived meanwhile.
+            foreach (var (id, ticks) in taken)
+            {
+                _seen.AddOrUpdate(id, ticks, (_, newer) => Math.Max(newer, ticks));
+            }
+
+            LogFlushFailed(ex, seen.Count);
+        }
+    }
+
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        try
+        {
+            await writers.Ready.WaitAsync(stoppingToken);
+            using var timer = new PeriodicTimer(TimeSpan.FromSeconds(Math.Max(1, options.Value.LastSeenFlushSeconds)), time);
+            while (await timer.WaitForNextTickAsync(stoppingToken))
+            {
+                await FlushAsync(stoppingToken);
+            }
+        }
+        catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)
+        {
+        }
+    }
+
+    public override async Task StopAsync(CancellationToken cancellationToken)
+    {
+        await base.StopAsync(cancellationToken);
+        if (writers.Ready.IsCompletedSuccessfully)
+        {
+            await FlushAsync(cancellationToken);
+        }
+    }
+
+    [LoggerMessage(2140, LogLevel.Warning, "Could not record when {Count} device(s) were last seen; trying again at the next flush")]
+    private partial void LogFlushFailed(Exception exception, int count);
+}

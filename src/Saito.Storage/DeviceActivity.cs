@@ -1,0 +1,37 @@
+using Saito.Storage.Data;
+
+namespace Saito.Storage;
+
+/// <summary>Where ingestion records when devices were last heard from (the device table's <c>last_seen</c>).</summary>
+public interface IDeviceActivityStore
+{
+    /// <summary>Sets <c>last_seen</c> of each device to its time, unless the table already holds a later one; one transaction.</summary>
+    Task MarkSeenAsync(IReadOnlyCollection<KeyValuePair<int, DateTime>> seen, CancellationToken cancellationToken);
+}
+
+public abstract partial class ReadingDatabase : IDeviceActivityStore
+{
+    public async Task MarkSeenAsync(IReadOnlyCollection<KeyValuePair<int, DateTime>> seen, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(seen);
+        if (seen.Count == 0)
+        {
+            return;
+        }
+
+        string lastSeen = Column("last_seen");
+        string sql = $"UPDATE {Table(ReadingTables.DeviceTable)} SET {lastSeen} = {Parameter("t")} " +
+                     $"WHERE {Column("id")} = {Parameter("id")} AND ({lastSeen} IS NULL OR {lastSeen} < {Parameter("t")}){End}";
+        await using var connection = await OpenAsync(StorageTier.Hot, cancellationToken);
+        await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
+        foreach (var (id, at) in seen)
+        {
+            await using var command = Command(connection, sql, transaction);
+            AddTime(command, Parameter("t"), at);
+            command.Add(Parameter("id"), id);
+            await command.ExecuteNonQueryAsync(cancellationToken);
+        }
+
+        await transaction.CommitAsync(cancellationToken);
+    }
+}
