@@ -1,7 +1,6 @@
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Options;
 using Saito.Registry.CheckIns;
 using Saito.Registry.Data;
 using Saito.Registry.Notices;
@@ -14,14 +13,12 @@ public static class RegistryHostingExtensions
     /// <summary>
     /// The registry: <c>School</c> options (validated at start), contexts of the configured provider on the hot-tier
     /// database (scoped <see cref="RegistryDbContext"/> for requests, <see cref="RegistryContextFactory"/> for
-    /// background work), the start-up migrator, check-ins, the timetable's session planning and the guardian notices (outbox, absence watcher, sender). The host supplies <see cref="IStorageReady"/>.
+    /// background work), the start-up migrator, check-ins, the timetable's session planning (which binds and validates <c>School</c>) and the guardian notices (outbox, absence watcher, sender). The host supplies <see cref="IStorageReady"/>.
     /// </summary>
     public static IHostApplicationBuilder AddSaitoRegistry(this IHostApplicationBuilder builder)
     {
         ArgumentNullException.ThrowIfNull(builder);
         var services = builder.Services;
-        services.AddOptions<SchoolOptions>().BindConfiguration(SchoolOptions.SectionName).ValidateOnStart();
-        services.AddSingleton<IValidateOptions<SchoolOptions>, SchoolOptionsValidator>();
         services.TryAddSingleton(TimeProvider.System);
         services.AddSingleton<RegistryContextFactory>();
         services.AddScoped<RegistryDbContext>(sp => sp.GetRequiredService<RegistryContextFactory>().Create());

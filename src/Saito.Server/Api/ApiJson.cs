@@ -12,7 +12,6 @@ internal static class ApiJson
         options.PropertyNamingPolicy = JsonNamingPolicy.CamelCase;
         options.Converters.Add(new JsonStringEnumConverter(JsonNamingPolicy.KebabCaseLower, allowIntegerValues: false));
         options.Converters.Add(new ExplicitOffsetConverter());
-        options.Converters.Add(new NullableExplicitOffsetConverter());
     }
 
     /// <summary>
@@ -45,28 +44,6 @@ internal static class ApiJson
 
             var time = text.AsSpan(t + 1);
             return time.EndsWith("Z") || time.EndsWith("z") || time.IndexOfAny('+', '-') >= 0;
-        }
-    }
-
-    internal sealed class NullableExplicitOffsetConverter : JsonConverter<DateTimeOffset?>
-    {
-        private readonly ExplicitOffsetConverter _inner = new();
-
-        public override bool HandleNull => true;
-
-        public override DateTimeOffset? Read(ref Utf8JsonReader reader, Type typeToConvert, JsonSerializerOptions options) =>
-            reader.TokenType == JsonTokenType.Null ? null : _inner.Read(ref reader, typeof(DateTimeOffset), options);
-
-        public override void Write(Utf8JsonWriter writer, DateTimeOffset? value, JsonSerializerOptions options)
-        {
-            if (value is { } v)
-            {
-                _inner.Write(writer, v, options);
-            }
-            else
-            {
-                writer.WriteNullValue();
-            }
         }
     }
 }

@@ -70,7 +70,7 @@ internal static class ClassEndpoints
             return Problems.NotFound("class", id);
         }
 
-        http.Response.Headers.ETag = "\"" + view.Version.ToString(System.Globalization.CultureInfo.InvariantCulture) + "\"";
+        http.Response.Headers.ETag = Versions.ETag(view.Version);
         return TypedResults.Ok(view);
     }
 
@@ -125,10 +125,13 @@ internal static class ClassEndpoints
         db.TimetableSlots.RemoveRange(schoolClass.Slots);
         schoolClass.Slots.Clear();
         schoolClass.Slots.AddRange(slots);
-        var saved = await OwnerEndpoints.SaveVersionedAsync(http, db, schoolClass, () => 0, cancellationToken);
-        return saved is IStatusCodeHttpResult { StatusCode: StatusCodes.Status200OK }
-            ? TypedResults.Ok(await Views(db.Classes.Where(c => c.Id == id)).SingleAsync(cancellationToken))
-            : saved;
+        if (await Versions.SaveAsync(db, schoolClass, cancellationToken) is { } stale)
+        {
+            return stale;
+        }
+
+        http.Response.Headers.ETag = Versions.ETag(schoolClass);
+        return TypedResults.Ok(await Views(db.Classes.Where(c => c.Id == id)).SingleAsync(cancellationToken));
     }
 
     private static async Task<IResult> RosterAsync(int id, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)

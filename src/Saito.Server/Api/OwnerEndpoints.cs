@@ -142,7 +142,7 @@ internal static class OwnerEndpoints
         owner.ExternalRef = request.ExternalRef;
         owner.Active = request.Active ?? owner.Active;
         owner.UpdatedAt = time.GetUtcNow();
-        return await SaveVersionedAsync(http, db, owner, () => OwnerView.Of(owner), cancellationToken);
+        return await Versions.SaveAsync(db, owner, cancellationToken) ?? Versions.WithETag(http, owner, OwnerView.Of(owner));
     }
 
     private static async Task<IResult> DeleteAsync(int id, RegistryDbContext db, CancellationToken cancellationToken)
@@ -228,7 +228,7 @@ internal static class OwnerEndpoints
         contact.NotifyAbsence = request.NotifyAbsence ?? contact.NotifyAbsence;
         contact.Language = request.Language;
         contact.UpdatedAt = time.GetUtcNow();
-        return await SaveVersionedAsync(http, db, contact, () => ContactView.Of(contact), cancellationToken);
+        return await Versions.SaveAsync(db, contact, cancellationToken) ?? Versions.WithETag(http, contact, ContactView.Of(contact));
     }
 
     private static async Task<IResult> DeleteContactAsync(int id, RegistryDbContext db, CancellationToken cancellationToken)
@@ -241,21 +241,5 @@ internal static class OwnerEndpoints
         db.Contacts.Remove(contact);
         await db.SaveChangesAsync(cancellationToken);
         return TypedResults.NoContent();
-    }
-
-    /// <summary>Saves a row whose version was bumped; a concurrent save that got there first gives 412.</summary>
-    internal static async Task<IResult> SaveVersionedAsync<T>(HttpContext http, RegistryDbContext db, IVersioned row, Func<T> view, CancellationToken cancellationToken)
-    {
-        try
-        {
-            await db.SaveChangesAsync(cancellationToken);
-        }
-        catch (DbUpdateConcurrencyException)
-        {
-            row.Version--;
-            return Versions.Stale(row);
-        }
-
-        return Versions.WithETag(http, row, view());
     }
 }

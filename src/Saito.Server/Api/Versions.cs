@@ -1,4 +1,6 @@
 using System.Globalization;
+using Microsoft.EntityFrameworkCore;
+using Saito.Registry.Data;
 using Saito.Registry.Model;
 
 namespace Saito.Server.Api;
@@ -10,7 +12,9 @@ namespace Saito.Server.Api;
 /// </summary>
 internal static class Versions
 {
-    public static string ETag(IVersioned row) => "\"" + row.Version.ToString(CultureInfo.InvariantCulture) + "\"";
+    public static string ETag(IVersioned row) => ETag(row.Version);
+
+    public static string ETag(int version) => "\"" + version.ToString(CultureInfo.InvariantCulture) + "\"";
 
     /// <summary>Null when the request's If-Match names the row's version (and the row is then bumped); else the error to return.</summary>
     public static IResult? CheckAndBump(HttpContext http, IVersioned row)
@@ -39,5 +43,20 @@ internal static class Versions
     {
         http.Response.Headers.ETag = ETag(row);
         return status == StatusCodes.Status201Created ? TypedResults.Created(location, body) : TypedResults.Ok(body);
+    }
+
+    /// <summary>Saves a row whose version was bumped: null when saved; 412 when a concurrent save got there first.</summary>
+    public static async Task<IResult?> SaveAsync(RegistryDbContext db, IVersioned row, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await db.SaveChangesAsync(cancellationToken);
+            return null;
+        }
+        catch (DbUpdateConcurrencyException)
+        {
+            row.Version--;
+            return Stale(row);
+        }
     }
 }

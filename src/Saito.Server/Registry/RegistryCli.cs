@@ -39,7 +39,7 @@ public static class RegistryCli
         var roles = new Option<string[]>("--role") { Description = "A role: admin, teacher, aide or ops (repeat for several)", Required = true, AllowMultipleArgumentsPerToken = true };
         var displayName = new Option<string?>("--display-name") { Description = "The name shown in pages" };
         var add = new Command("add", "Add a staff account and print its generated password (shown once).") { addName, roles, displayName };
-        add.SetAction(async (parse, ct) => exit = await WithUsersAsync(settings, error, async users =>
+        add.SetAction(async (parse, ct) => exit = await WithUsersAsync(settings, async users =>
         {
             string name = parse.GetValue(addName)!;
             string[] given = parse.GetValue(roles) ?? [];
@@ -72,7 +72,7 @@ public static class RegistryCli
         }, ct));
 
         var list = new Command("list", "List the staff accounts and their roles.");
-        list.SetAction(async (parse, ct) => exit = await WithUsersAsync(settings, error, async users =>
+        list.SetAction(async (parse, ct) => exit = await WithUsersAsync(settings, async users =>
         {
             var all = await users.Users.OrderBy(u => u.UserName).ToListAsync(ct);
             if (all.Count == 0)
@@ -190,17 +190,16 @@ public static class RegistryCli
         return await RegistryMigrator.MigrateAsync(services.GetRequiredService<RegistryContextFactory>(), cancellationToken);
     }
 
-    private static async Task<int> WithUsersAsync(string[] settings, TextWriter error, Func<UserManager<StaffUser>, Task<int>> action, CancellationToken cancellationToken)
+    private static async Task<int> WithUsersAsync(string[] settings, Func<UserManager<StaffUser>, Task<int>> action, CancellationToken cancellationToken)
     {
         await using var app = SaitoApp.Build(settings);
         await PrepareAsync(app.Services, cancellationToken);
         await using var scope = app.Services.CreateAsyncScope();
-        _ = error;
         return await action(scope.ServiceProvider.GetRequiredService<UserManager<StaffUser>>());
     }
 
     private static Task<int> WithUserAsync(string[] settings, string name, TextWriter error, Func<UserManager<StaffUser>, StaffUser, Task<int>> action, CancellationToken cancellationToken) =>
-        WithUsersAsync(settings, error, async users =>
+        WithUsersAsync(settings, async users =>
         {
             if (await users.FindByNameAsync(name) is not { } user)
             {
