@@ -188,18 +188,21 @@ internal sealed partial class MqttServerConnection
         // makes the peer's kernel throw away what it has not read yet, our last acknowledgements included.
         await _closed.CancelAsync();
         await sender.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-        await _transport.Input.CompleteAsync();
-        await _transport.Output.CompleteAsync();
-        lock (_ackLock)
-        {
-            _ackSpace?.TrySetResult();
-        }
 
+        // The session is detached before the transport closes: a client that sees the close and connects again at once
+        // must find a session that ended with its connection gone (3.1.1 clean session: Session Present 0).
         if (_connected)
         {
             _connected = false;
             _broker.OnConnectionClosed(this, _publishWill ? _will : null);
             Log.Disconnected(_logger, LogId, RemoteName);
+        }
+
+        await _transport.Input.CompleteAsync();
+        await _transport.Output.CompleteAsync();
+        lock (_ackLock)
+        {
+            _ackSpace?.TrySetResult();
         }
 
         _broker.Unregister(this);
