@@ -27,7 +27,7 @@ report_dir="$repo_root/benchmarks/Saito.LoadTest/report"
 # libicu72: Saito runs with ICU (Microsoft.Data.SqlClient refuses invariant globalization).
 # chromium, fonts-liberation: the load-test report draws its chart PNGs in headless Chromium (with
 # --no-install-recommends the fonts Chart.js asks for, Helvetica/Arial, would be missing).
-apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt python3-aiosmtpd openssl postgresql libicu72 chromium fonts-liberation)
+apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt python3-aiosmtpd openssl postgresql libicu72 chromium fonts-liberation docker-compose)
 # The throwaway PostgreSQL cluster: Debian's binaries, a data directory made afresh on every run.
 pg_bin=/usr/lib/postgresql/15/bin
 pg_root=/var/tmp/saito-test-pg
