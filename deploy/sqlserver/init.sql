@@ -1,8 +1,14 @@
 -- Run by compose.sqlserver.yaml's sqlserver-init as sa, on every `up`; every step is skipped when already done.
 -- $(SAITO_DB_PASSWORD) is a sqlcmd variable: sqlcmd takes it from the environment variable of that name.
 -- Saito creates its tables itself on first start (sql/sqlserver/ has the same DDL for DBAs who prefer to).
+-- A new database starts in the SIMPLE recovery model: its log is reused after each checkpoint instead of growing
+-- until a log backup, which nothing here schedules. Nightly full backups (docs/operations.md) then bound what a lost
+-- disk costs; for point-in-time restores, switch to FULL and schedule log backups.
 IF DB_ID(N'saito') IS NULL
+BEGIN
     CREATE DATABASE saito;
+    ALTER DATABASE saito SET RECOVERY SIMPLE;
+END
 GO
 -- The tiers (docs/operations.md): the hot tables on SAITO_HOT, a file on the fast disk (beside the system databases
 -- under /var/opt/mssql); the archive tables on SAITO_ARCHIVE, a file on the slow disk (/var/opt/mssql-archive).

@@ -57,10 +57,13 @@ internal static class SaitoSettings
             return null;
         }
 
+        // The longest section that is a prefix speaks for the key (Mqtt:External:Hots is ExternalBrokerOptions' to
+        // explain, not MqttBrokerOptions'); a shorter one can still know it.
         var reasons = new List<string>();
         for (int length = segments.Length; length >= 1; length--)
         {
             string section = string.Join(':', segments[..length]);
+            bool explained = reasons.Count > 0;
             foreach (var type in s_sections[section])
             {
                 if (Walk(type, segments, length) is not { } reason)
@@ -68,7 +71,10 @@ internal static class SaitoSettings
                     return null;
                 }
 
-                reasons.Add($"{type.Name} ({section}) {reason}");
+                if (!explained)
+                {
+                    reasons.Add($"{type.Name} ({section}) {reason}");
+                }
             }
         }
 
