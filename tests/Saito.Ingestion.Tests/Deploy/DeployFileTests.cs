@@ -86,6 +86,24 @@ public sealed partial class DeployFileTests
 
     [Theory]
     [MemberData(nameof(ComposeFiles))]
+    public void The_archiver_finds_the_instances_database_and_is_given_only_settings_it_reads(string file)
+    {
+        var services = Services(file);
+        var archiver = Environment(services["archiver"]).Where(kv => kv.Key.StartsWith("Saito__", StringComparison.Ordinal)).ToDictionary();
+
+        // saito-archiver binds the Storage and Archiver sections only (src/Saito.Archiver/ArchiverConfiguration.cs):
+        // anything else given to it would be a setting that silently does nothing.
+        archiver.Keys.ShouldAllBe(k => k.StartsWith("Saito__Storage__", StringComparison.Ordinal) || k.StartsWith("Saito__Archiver__", StringComparison.Ordinal));
+        foreach (string instance in new[] { "saito-1", "saito-2" })
+        {
+            var storage = Environment(services[instance]).Where(kv => kv.Key.StartsWith("Saito__Storage__", StringComparison.Ordinal)).ToDictionary();
+            storage.ShouldBe(archiver.Where(kv => kv.Key.StartsWith("Saito__Storage__", StringComparison.Ordinal)).ToDictionary(),
+                ignoreOrder: true, customMessage: $"{file}: the archiver moves the readings {instance} writes, so both name the same database and tiers");
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(ComposeFiles))]
     public void Every_variable_a_compose_file_reads_is_in_the_env_example_or_has_a_default(string file)
     {
         string example = File.ReadAllText(Path.Combine(DeployFiles.DeployFolder, ".env.example"));
