@@ -27,7 +27,9 @@ report_dir="$repo_root/benchmarks/Saito.LoadTest/report"
 # libicu72: Saito runs with ICU (Microsoft.Data.SqlClient refuses invariant globalization).
 # chromium, fonts-liberation: the load-test report draws its chart PNGs in headless Chromium (with
 # --no-install-recommends the fonts Chart.js asks for, Helvetica/Arial, would be missing).
-apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt python3-aiosmtpd openssl postgresql libicu72 chromium fonts-liberation docker-compose)
+# sqlite3, git: the README first-run test pastes the printed sqlite3 line and copies the repository with git ls-files.
+# docker-compose: validates the deploy/ compose files (no container engine runs).
+apt_packages=(mosquitto mosquitto-clients python3-paho-mqtt python3-aiosmtpd openssl postgresql libicu72 chromium fonts-liberation sqlite3 git docker-compose)
 # The throwaway PostgreSQL cluster: Debian's binaries, a data directory made afresh on every run.
 pg_bin=/usr/lib/postgresql/15/bin
 pg_root=/var/tmp/saito-test-pg
@@ -217,7 +219,7 @@ dotnet test "$test_target" -c Release \
   --results-directory "$results_dir" \
   --logger "trx;LogFilePrefix=saito" \
   --logger "console;verbosity=minimal" \
-  --blame-hang-timeout 5m \
+  --blame-hang-timeout 15m \
   "$@" || test_rc=$?
 
 step "Results ($results_dir)"

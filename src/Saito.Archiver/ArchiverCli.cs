@@ -166,9 +166,13 @@ internal static class ArchiverCli
             using var loggers = Loggers(configuration);
             await using var engine = new Storage.Archive.Archiver(storage, loggers, EnvironmentArchivePauses.FromEnvironment());
             ArchiveRunSummary summary;
-            if (asJson || request.DryRun || Console.IsOutputRedirected)
+            if (asJson || request.DryRun)
             {
                 summary = await engine.RunAsync(request, token);
+            }
+            else if (Console.IsOutputRedirected)
+            {
+                summary = await WithProgressLinesAsync(engine, request, token);
             }
             else
             {
@@ -205,6 +209,26 @@ internal static class ArchiverCli
                 : ExitCodes.Ok;
         });
         return command;
+    }
+
+    /// <summary>Under systemd or into a file: a plain line every 10 seconds (rows moved, rows/s, time left).</summary>
+    private static async Task<ArchiveRunSummary> WithProgressLinesAsync(Storage.Archive.Archiver engine, ArchiveRunRequest request, CancellationToken token)
+    {
+        var lines = new ProgressLines(Console.Out, "rows");
+        var run = engine.RunAsync(request, token);
+        using var ticker = new PeriodicTimer(TimeSpan.FromMilliseconds(250));
+        while (!run.IsCompleted)
+        {
+            await Task.WhenAny(run, ticker.WaitForNextTickAsync(token).AsTask());
+            if (engine.ProgressTotal > 0)
+            {
+                lines.Report("moving rows", engine.Progress, engine.ProgressTotal);
+            }
+        }
+
+        var summary = await run;
+        lines.Finish(summary.RowsMoved);
+        return summary;
     }
 
     private static async Task<ArchiveRunSummary> WithProgressAsync(Storage.Archive.Archiver engine, ArchiveRunRequest request, CancellationToken token)

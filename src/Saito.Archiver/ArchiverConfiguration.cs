@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Configuration.Memory;
 using Saito.Storage;
 using Saito.Storage.Archive;
 
@@ -40,14 +41,18 @@ internal static class ArchiverConfiguration
     public static IConfigurationRoot Build(string[] configurationArgs)
     {
         string environment = Environment.GetEnvironmentVariable("DOTNET_ENVIRONMENT") ?? Environment.GetEnvironmentVariable("ASPNETCORE_ENVIRONMENT") ?? "Production";
-        return new ConfigurationBuilder()
+        var builder = new ConfigurationBuilder()
             .SetBasePath(AppContext.BaseDirectory)
             .AddJsonFile("appsettings.json", optional: true)
             .AddJsonFile($"appsettings.{environment}.json", optional: true)
             .AddEnvironmentVariables()
             .AddEnvironmentVariables("Saito__")
-            .AddCommandLine(configurationArgs)
-            .Build();
+            .AddCommandLine(configurationArgs);
+
+        // Below every source: the server's default folders (DataPaths), so both find the same databases from anywhere.
+        string data = DataPaths.Resolve(builder.Build()[DataPaths.Key]);
+        builder.Sources.Insert(0, new MemoryConfigurationSource { InitialData = DataPaths.StorageDefaults(data) });
+        return builder.Build();
     }
 
     /// <summary>The Storage and Archiver sections, bound and validated; the failures when either is invalid.</summary>

@@ -15,6 +15,7 @@ public static class SaitoApp
     {
         var builder = WebApplication.CreateBuilder(args);
         builder.AddSaitoConfiguration();
+        builder.Services.AddSingleton(DataLocation.Of(builder.Configuration));
 
         // Ingestion first: hosted services stop in reverse order, so the broker (or the external consumer) stops
         // taking messages before the writers drain the queue.

@@ -14,10 +14,16 @@ namespace Saito.Server;
 /// </summary>
 internal sealed partial class TryItReport(
     IHostApplicationLifetime lifetime, ReadingWriterPool writers, IServiceProvider services, IOptions<StorageOptions> storage,
-    IOptions<IngestionOptions> ingestion, ILogger<TryItReport> logger) : IHostedService
+    IOptions<IngestionOptions> ingestion, DataLocation data, ILogger<TryItReport> logger) : IHostedService
 {
     public Task StartAsync(CancellationToken cancellationToken)
     {
+        LogDataPath(data.DataPath);
+        if (data.EarlierHotDatabase is { } earlier)
+        {
+            LogEarlierDatabase(earlier, data.HotPath);
+        }
+
         lifetime.ApplicationStarted.Register(() => _ = writers.Ready.ContinueWith(
             ready =>
             {
@@ -67,6 +73,13 @@ internal sealed partial class TryItReport(
         LogTryShow(show);
     }
 
+    [LoggerMessage(1204, LogLevel.Information, "Saito keeps its files in {DataPath} unless a setting names another path (Storage:DataPath, Storage:HotPath, ...)")]
+    private partial void LogDataPath(string dataPath);
+
+    [LoggerMessage(1205, LogLevel.Warning, "A database from an earlier Saito is at {Earlier}, where Saito once kept its files by default (data/hot under the folder it ran in); " +
+        "Saito now uses {HotPath}, which is empty. To keep those readings, stop Saito and move the data folder's contents there, or set --Storage:DataPath to that data folder.")]
+    private partial void LogEarlierDatabase(string earlier, string hotPath);
+
     [LoggerMessage(1201, LogLevel.Information, "Store a reading: {Command}")]
     private partial void LogTryPublish(string command);
 
@@ -75,4 +88,17 @@ internal sealed partial class TryItReport(
 
     [LoggerMessage(1202, LogLevel.Information, "See it stored: {Command}")]
     private partial void LogTryShow(string command);
+}
+
+/// <summary>Where Saito's files are, as configured at start (<see cref="DataPaths"/>).</summary>
+internal sealed record DataLocation(string DataPath, string HotPath, string? EarlierHotDatabase)
+{
+    public static DataLocation Of(IConfiguration configuration)
+    {
+        string data = DataPaths.Resolve(configuration[DataPaths.Key]);
+        string hot = Path.GetFullPath(configuration[$"{StorageOptions.SectionName}:{nameof(StorageOptions.HotPath)}"] ?? Path.Combine(data, "hot"));
+        bool sqlite = !Enum.TryParse<StorageProvider>(configuration[$"{StorageOptions.SectionName}:{nameof(StorageOptions.Provider)}"], ignoreCase: true, out var provider) ||
+            provider == StorageProvider.Sqlite;
+        return new DataLocation(data, hot, sqlite ? DataPaths.EarlierHotDatabase(hot, Environment.CurrentDirectory) : null);
+    }
 }

@@ -14,10 +14,16 @@ public sealed class StorageOptions
     /// <summary>For PostgreSQL and SQL Server. SQLite needs none: it uses <see cref="HotPath"/> and <see cref="ArchivePath"/>.</summary>
     public string? ConnectionString { get; set; }
 
-    /// <summary>SQLite: folder of the hot-tier database file (<c>saito-hot.db</c>), on fast storage.</summary>
+    /// <summary>
+    /// Folder for Saito's files when no setting names a path of its own (<see cref="DataPaths"/>): unset, systemd's
+    /// <c>$STATE_DIRECTORY</c> or <c>~/.local/share/saito</c>. Read by the configuration, before binding.
+    /// </summary>
+    public string? DataPath { get; set; }
+
+    /// <summary>SQLite: folder of the hot-tier database file (<c>saito-hot.db</c>), on fast storage; default <c>hot</c> in <see cref="DataPath"/>.</summary>
     public string HotPath { get; set; } = "data/hot";
 
-    /// <summary>SQLite: folder of the archive-tier database file (<c>saito-archive.db</c>), on slow storage.</summary>
+    /// <summary>SQLite: folder of the archive-tier database file (<c>saito-archive.db</c>), on slow storage; default <c>archive</c> in <see cref="DataPath"/>.</summary>
     public string ArchivePath { get; set; } = "data/archive";
 
     /// <summary><c>natural</c> (default), <c>guid</c> or <c>sequential-guid</c>.</summary>

@@ -170,10 +170,24 @@ internal static class BenchProgress
     public static async Task<T> RunAsync<T>(Func<Action<string, long, long>, Task<T>> run)
     {
         ArgumentNullException.ThrowIfNull(run);
+        if (Console.IsOutputRedirected)
+        {
+            // A log file or CI: plain lines with the rate and the time left, no bar.
+            var lines = new ProgressLines(Console.Out, "rows");
+            long last = 0;
+            var plain = await run((description, done, total) =>
+            {
+                lines.Report(description, done, total);
+                last = done;
+            });
+            lines.Finish(last);
+            return plain;
+        }
+
         T result = default!;
         await AnsiConsole.Progress()
             .AutoClear(true)
-            .Columns(new TaskDescriptionColumn(), new ProgressBarColumn(), new PercentageColumn(), new ElapsedTimeColumn(), new RemainingTimeColumn(), new SpinnerColumn())
+            .Columns(new TaskDescriptionColumn(), new ProgressBarColumn(), new PercentageColumn(), new RowsPerSecondColumn(), new ElapsedTimeColumn(), new RemainingTimeColumn(), new SpinnerColumn())
             .StartAsync(async context =>
             {
                 var bar = context.AddTask("starting", maxValue: 1);
@@ -192,5 +206,15 @@ internal static class BenchProgress
                 bar.Value = bar.MaxValue;
             });
         return result;
+    }
+}
+
+/// <summary>Rows per second of a progress task (Spectre's own speed column counts bytes).</summary>
+internal sealed class RowsPerSecondColumn : ProgressColumn
+{
+    public override Spectre.Console.Rendering.IRenderable Render(Spectre.Console.Rendering.RenderOptions options, ProgressTask task, TimeSpan deltaTime)
+    {
+        ArgumentNullException.ThrowIfNull(task);
+        return new Text(task.Speed is { } speed ? $"{speed:N0} rows/s" : "- rows/s");
     }
 }

@@ -23,7 +23,7 @@ public sealed class AuthOptions
     /// <summary>Life of the browser's sign-in cookie (sliding).</summary>
     public int CookieHours { get; set; } = 12;
 
-    /// <summary>Folder of the keys that protect cookies and tokens; several Saito instances behind one name share it.</summary>
+    /// <summary>Folder of the keys that protect cookies and tokens; several Saito instances behind one name share it. Default: <c>keys</c> in Storage:DataPath.</summary>
     public string KeysPath { get; set; } = "data/keys";
 }
 

@@ -9,7 +9,7 @@ public sealed class SecurityOptions
 
     /// <summary>
     /// The credentials file: hubs and other clients, their roles and their secrets' hashes (never the secrets). Relative
-    /// paths are taken from the working directory, as <c>Storage:HotPath</c> is. Managed with <c>saito hubs ...</c> and
+    /// paths are taken from the working directory, as <c>Storage:HotPath</c> is; default <c>credentials.json</c> in <c>Storage:DataPath</c>. Managed with <c>saito hubs ...</c> and
     /// <c>saito clients ...</c>; the server rereads it when it changes.
     /// </summary>
     [Required]

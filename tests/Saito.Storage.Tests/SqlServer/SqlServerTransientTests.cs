@@ -72,6 +72,25 @@ public sealed class SqlServerTransientTests
     }
 
     [Fact]
+    public async Task A_real_refused_connection_is_reported_that_way_by_this_SqlClient_and_is_transient()
+    {
+        // Nothing listens on a port just freed: the check that the SqlClient in use (7.1) still reports it as above.
+        int port;
+        using (var listener = new TcpListener(System.Net.IPAddress.Loopback, 0))
+        {
+            listener.Start();
+            port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+        }
+
+        await using var connection = new SqlConnection($"Server=tcp:127.0.0.1,{port};Database=saito;Connect Timeout=3;Encrypt=false;ConnectRetryCount=0");
+        var refused = await Should.ThrowAsync<SqlException>(() => connection.OpenAsync(TestContext.Current.CancellationToken));
+
+        refused.Number.ShouldBe(0, refused.Message);
+        refused.Class.ShouldBe((byte)20, refused.Message);
+        Store.IsTransient(refused).ShouldBeTrue();
+    }
+
+    [Fact]
     public void Unique_violations_are_recognised_for_the_registry_retry()
     {
         SqlServerErrors.IsUniqueViolation(SqlExceptions.Create(2627)).ShouldBeTrue();
