@@ -17,7 +17,16 @@ internal sealed partial class ArchiverLagSampler(
 {
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        await writers.Ready.WaitAsync(stoppingToken);
+        try
+        {
+            await writers.Ready.WaitAsync(stoppingToken);
+        }
+        catch (Exception) when (writers.Ready.IsFaulted)
+        {
+            // The database could not be prepared: ReadingWriterPool logs why and stops Saito; nothing to sample.
+            return;
+        }
+
         using var timer = new PeriodicTimer(TimeSpan.FromSeconds(options.Value.ArchiverLagIntervalSeconds), time);
         do
         {
