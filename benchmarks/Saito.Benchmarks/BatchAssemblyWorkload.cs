@@ -81,6 +81,9 @@ internal sealed class OrderingStore(KeyStrategy keys) : IReadingStore
     public Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken) =>
         throw new NotSupportedException();
 
+    public Task<DateTime?> OldestAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken) =>
+        throw new NotSupportedException();
+
     public Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken) =>
         throw new NotSupportedException();
 

@@ -2,6 +2,7 @@ using Saito.Ingestion.Hosting;
 using Microsoft.Extensions.Options;
 using Saito.Mqtt.Hosting;
 using Saito.Server.Api;
+using Saito.Server.Metrics;
 using Saito.Server.Registry;
 using Saito.Server.Security;
 using Saito.Storage.Archive;
@@ -29,6 +30,7 @@ public static class SaitoApp
 
         builder.AddSaitoRegistryGlue();
         builder.AddSaitoApi();
+        builder.AddSaitoMetrics();
         builder.Services.AddHostedService<TryItReport>();
         builder.Services.AddOptions<ArchiverOptions>().BindConfiguration(ArchiverOptions.SectionName).ValidateOnStart();
         builder.Services.AddSingleton<IValidateOptions<ArchiverOptions>, ArchiverOptionsValidator>();
@@ -41,6 +43,7 @@ public static class SaitoApp
         var app = builder.Build();
         app.MapHealthChecks("/health", HealthResponse.Options);
         app.MapSaitoApi();
+        app.MapSaitoMetrics();
         if (embedded)
         {
             app.MapSaitoMqttEndpoints();

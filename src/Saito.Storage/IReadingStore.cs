@@ -40,6 +40,13 @@ public interface IReadingStore : IAsyncDisposable
     /// <summary>Rows in one reading table.</summary>
     Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken);
 
+    /// <summary>
+    /// The time (ts, UTC) of the oldest reading in one reading table, or null when it is empty: the archiver's lag.
+    /// <c>MIN(ts)</c>: no index leads with ts, so this reads the whole table's key index (or the table); call it a few
+    /// times an hour, not per request.
+    /// </summary>
+    Task<DateTime?> OldestAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken);
+
     /// <summary>Readings of one kind for one device, oldest first (for tests, tools and the dashboard; not the hot path).</summary>
     Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken);
 

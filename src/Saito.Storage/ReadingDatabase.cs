@@ -107,6 +107,15 @@ public abstract partial class ReadingDatabase : IReadingStore
         return (long)(await ScalarAsync(connection, $"SELECT {CountAll} FROM {Table(ReadingTables.TableName(kind, KeyStrategy, tier))}{End}", cancellationToken))!;
     }
 
+    public async Task<DateTime?> OldestAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken)
+    {
+        await using var connection = await OpenAsync(tier, cancellationToken);
+        await using var command = Command(connection,
+            $"SELECT min({Column("ts")}) FROM {Table(ReadingTables.TableName(kind, KeyStrategy, tier))}{End}");
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        return await reader.ReadAsync(cancellationToken) && !await reader.IsDBNullAsync(0, cancellationToken) ? ReadTime(reader, 0) : null;
+    }
+
     public async Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken)
     {
         var valueColumns = ReadingTables.ValueColumns(kind);

@@ -1,22 +1,62 @@
+using System.Collections.Frozen;
 using System.Diagnostics.Metrics;
+using Saito.Payloads;
+using Saito.Readings;
 
 namespace Saito.Ingestion.Pipeline;
 
-/// <summary>Saito's ingestion instruments (meter <c>Saito.Ingestion</c>).</summary>
+/// <summary>
+/// Saito's ingestion instruments (meter <c>Saito.Ingestion</c>); docs/metrics.md lists them with what to alert on.
+/// <para>
+/// The hot path runs at hundreds of thousands of readings a second, so counters move once per message (received) or
+/// once per batch (stored), never once per reading, and every attribute set is built once here (a
+/// <see cref="KeyValuePair{TKey,TValue}"/> array per kind, per reason and kind) so recording allocates nothing. With
+/// no listener (<c>Metrics:Enabled=false</c>) an instrument's Add is a flag check.
+/// </para>
+/// </summary>
 public sealed class IngestionMetrics
 {
     public const string MeterName = "Saito.Ingestion";
 
+    /// <summary>The <c>kind</c> of a dead letter whose topic could not be read.</summary>
+    public const string UnknownKind = "unknown";
+
+    /// <summary>The <c>reason</c> of a message the database refused outright (see <see cref="ReadingWriterPool"/>).</summary>
+    public const string DatabaseRejected = "database-rejected";
+
+    /// <summary>Bucket boundaries for durations in seconds: 0.5 ms to 30 s (commits, queue waits, acknowledgements).</summary>
+    public static IReadOnlyList<double> SecondsBuckets { get; } =
+        [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+    /// <summary>Bucket boundaries for readings per batch (Storage:BatchSize is 5,000 by default).</summary>
+    private static readonly IReadOnlyList<int> s_batchBuckets = [1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 25_000, 50_000];
+
+    private static readonly ReadingKind[] s_readingKinds = [.. ReadingKinds.All];
+
+    /// <summary>Every <c>kind</c> value: the reading kinds (by <see cref="ReadingKind"/>), then hello, checkin, unknown.</summary>
+    private static readonly string[] s_kinds = [.. ReadingKinds.All.Select(ReadingKinds.Name), "hello", "checkin", UnknownKind];
+
+    private static readonly KeyValuePair<string, object?>[][] s_kindTags = [.. s_kinds.Select(k => new[] { Tag("kind", k) })];
+
+    /// <summary>Per reason, one tag array per kind (in <see cref="s_kinds"/> order).</summary>
+    private static readonly FrozenDictionary<string, KeyValuePair<string, object?>[][]> s_reasonTags =
+        DeadLetterReasons.All.Append(DatabaseRejected).ToFrozenDictionary(
+            reason => reason,
+            reason => s_kinds.Select(kind => new[] { Tag("reason", reason), Tag("kind", kind) }).ToArray(),
+            StringComparer.Ordinal);
+
     private readonly Counter<long> _messages;
-    private readonly Counter<long> _readingsAccepted;
+    private readonly Counter<long> _readingsReceived;
     private readonly Counter<long> _readingsStored;
     private readonly Counter<long> _readingsDuplicate;
-    private readonly Counter<long> _rejected;
+    private readonly Counter<long> _deadLettered;
     private readonly Counter<long> _batches;
     private readonly Counter<long> _writeRetries;
     private readonly Histogram<double> _commitSeconds;
     private readonly Histogram<double> _queueToCommitSeconds;
     private readonly Histogram<int> _batchReadings;
+    private Func<long>? _queueDepth;
+    private long _queueCapacity;
     private long _readingsStoredTotal;
     private long _duplicatesTotal;
     private long _rejectedTotal;
@@ -25,36 +65,98 @@ public sealed class IngestionMetrics
     {
         ArgumentNullException.ThrowIfNull(meterFactory);
         var meter = meterFactory.Create(MeterName);
-        _messages = meter.CreateCounter<long>("saito.ingestion.messages", "{message}", "MQTT messages taken in on reading topics");
-        _readingsAccepted = meter.CreateCounter<long>("saito.ingestion.readings.accepted", "{reading}", "readings that parsed and passed validation");
-        _readingsStored = meter.CreateCounter<long>("saito.ingestion.readings.stored", "{reading}", "readings committed that were not stored before");
-        _readingsDuplicate = meter.CreateCounter<long>("saito.ingestion.readings.duplicate", "{reading}", "readings already stored (redeliveries), skipped");
-        _rejected = meter.CreateCounter<long>("saito.ingestion.rejected", "{reading}", "readings or messages dead-lettered, by reason");
-        _batches = meter.CreateCounter<long>("saito.ingestion.batches", "{batch}", "batches committed");
-        _writeRetries = meter.CreateCounter<long>("saito.ingestion.write.retries", "{retry}", "batch writes retried after a transient database error");
-        _commitSeconds = meter.CreateHistogram<double>("saito.ingestion.commit.duration", "s", "time to commit one batch");
-        _queueToCommitSeconds = meter.CreateHistogram<double>("saito.ingestion.queue_to_commit.duration", "s", "time from a message entering the queue to its commit");
-        _batchReadings = meter.CreateHistogram<int>("saito.ingestion.batch.readings", "{reading}", "readings per committed batch");
+        var seconds = new InstrumentAdvice<double> { HistogramBucketBoundaries = SecondsBuckets };
+        _messages = meter.CreateCounter<long>("saito.ingestion.messages", "{message}", "MQTT messages taken in on reading, hello and check-in topics");
+        _readingsReceived = meter.CreateCounter<long>("saito.ingestion.readings.received", "{reading}",
+            "Readings that parsed and passed validation, queued for the database, by kind");
+        _readingsStored = meter.CreateCounter<long>("saito.ingestion.readings.stored", "{reading}",
+            "Readings committed to the database (new, or already there from an earlier delivery), by kind");
+        _readingsDuplicate = meter.CreateCounter<long>("saito.ingestion.readings.duplicate", "{reading}",
+            "Of the readings stored, those already there (redeliveries), skipped; not counted on SQL Server, which cannot say");
+        _deadLettered = meter.CreateCounter<long>("saito.ingestion.dead_letters", "{dead_letter}",
+            "Dead letters made (a rejected reading, or a whole message that could not be used), by reason and kind; each is committed with its message");
+        _batches = meter.CreateCounter<long>("saito.ingestion.batches", "{batch}", "Batches committed");
+        _writeRetries = meter.CreateCounter<long>("saito.ingestion.write.retries", "{retry}", "Batch writes retried after a transient database error");
+        _commitSeconds = meter.CreateHistogram("saito.ingestion.commit.duration", "s", "Time to commit one batch (retries included)", advice: seconds);
+        _queueToCommitSeconds = meter.CreateHistogram("saito.ingestion.queue_to_commit.duration", "s",
+            "Time from a message entering the queue to its commit", advice: seconds);
+        _batchReadings = meter.CreateHistogram("saito.ingestion.batch.size", "{reading}", "Readings per committed batch",
+            advice: new InstrumentAdvice<int> { HistogramBucketBoundaries = s_batchBuckets });
+        meter.CreateObservableGauge("saito.ingestion.queue.depth", () => _queueDepth?.Invoke() ?? 0, "{reading}",
+            "Readings and dead letters waiting for a writer; publishers wait when it reaches the capacity");
+        meter.CreateObservableGauge("saito.ingestion.queue.capacity", () => Interlocked.Read(ref _queueCapacity), "{reading}",
+            "Storage:QueueCapacity: the queue depth at which publishers wait");
     }
 
     public long ReadingsStoredTotal => Interlocked.Read(ref _readingsStoredTotal);
     public long DuplicatesTotal => Interlocked.Read(ref _duplicatesTotal);
     public long RejectedTotal => Interlocked.Read(ref _rejectedTotal);
 
-    public void Message() => _messages.Add(1);
-
-    public void Accepted(int readings) => _readingsAccepted.Add(readings);
-
-    public void Rejected(string reason, int count = 1)
+    /// <summary>The queue the depth gauge reads (on each collection, not on each message).</summary>
+    internal void ObserveQueue(Func<long> depth, long capacity)
     {
-        Interlocked.Add(ref _rejectedTotal, count);
-        _rejected.Add(count, new KeyValuePair<string, object?>("reason", reason));
+        _queueDepth = depth;
+        Interlocked.Exchange(ref _queueCapacity, capacity);
     }
 
-    public void Committed(long inserted, long duplicates, int readings, double seconds)
+    public void Message() => _messages.Add(1);
+
+    /// <summary>One message's readings (all of one kind: the topic's).</summary>
+    public void Received(ReadingKind kind, int readings)
     {
+        if (readings > 0)
+        {
+            _readingsReceived.Add(readings, s_kindTags[(int)kind]);
+        }
+    }
+
+    /// <summary>The <c>kind</c> attribute's value for a message on a topic of this kind.</summary>
+    internal static int KindIndex(TopicKind kind) => kind switch
+    {
+        TopicKind.Biosensor => (int)ReadingKind.Biosensor,
+        TopicKind.Location => (int)ReadingKind.Location,
+        TopicKind.Pressure => (int)ReadingKind.Pressure,
+        TopicKind.Hello => 3,
+        TopicKind.CheckIn => 4,
+        _ => UnknownKindIndex,
+    };
+
+    internal const int UnknownKindIndex = 5;
+
+    /// <summary><paramref name="count"/> dead letters with this reason, from a message whose kind is <paramref name="kindIndex"/> (<see cref="KindIndex"/>).</summary>
+    public void DeadLettered(string reason, int kindIndex, int count = 1)
+    {
+        Interlocked.Add(ref _rejectedTotal, count);
+        if (!_deadLettered.Enabled)
+        {
+            return;
+        }
+
+        if (s_reasonTags.TryGetValue(reason, out var byKind))
+        {
+            _deadLettered.Add(count, byKind[kindIndex]);
+        }
+        else
+        {
+            _deadLettered.Add(count, Tag("reason", reason), Tag("kind", s_kinds[kindIndex]));
+        }
+    }
+
+    /// <summary>A committed batch: its readings by kind, what of them was already stored, its size and commit time.</summary>
+    public void Committed(ReadingBatch batch, long inserted, long duplicates, double seconds)
+    {
+        ArgumentNullException.ThrowIfNull(batch);
         Interlocked.Add(ref _readingsStoredTotal, inserted);
-        _readingsStored.Add(inserted);
+        // An array, not ReadingKinds.All: an interface's enumerator is boxed (32 bytes a batch).
+        foreach (var kind in s_readingKinds)
+        {
+            int count = batch.Of(kind).Count;
+            if (count > 0)
+            {
+                _readingsStored.Add(count, s_kindTags[(int)kind]);
+            }
+        }
+
         if (duplicates > 0)
         {
             Interlocked.Add(ref _duplicatesTotal, duplicates);
@@ -62,11 +164,16 @@ public sealed class IngestionMetrics
         }
 
         _batches.Add(1);
-        _batchReadings.Record(readings);
-        _commitSeconds.Record(seconds);
+        _batchReadings.Record(batch.ReadingCount);
+        if (seconds > 0)
+        {
+            _commitSeconds.Record(seconds);
+        }
     }
 
     public void QueueToCommit(double seconds) => _queueToCommitSeconds.Record(seconds);
 
     public void WriteRetried() => _writeRetries.Add(1);
+
+    private static KeyValuePair<string, object?> Tag(string key, string value) => new(key, value);
 }

@@ -84,7 +84,7 @@ public sealed partial class MessageIngestor
         {
             deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, message.Payload.Span));
             LogRejection(message.Topic, DeadLetterReasons.BadTopic, topicError);
-            _metrics.Rejected(DeadLetterReasons.BadTopic);
+            _metrics.DeadLettered(DeadLetterReasons.BadTopic, IngestionMetrics.UnknownKindIndex);
             await SubmitAsync(message, [], deadLetters, cancellationToken);
             return IngestResult.Stored;
         }
@@ -95,7 +95,7 @@ public sealed partial class MessageIngestor
             {
                 if (await _registry.AnnounceAsync(topic.Device, topic.Hub, announcement, cancellationToken) is not { } id)
                 {
-                    return await RefuseNewDeviceAsync(message, topic.Device, topic.Hub, cancellationToken);
+                    return await RefuseNewDeviceAsync(message, topic, cancellationToken);
                 }
 
                 LogHello(topic.Device, id, announcement.Kind, announcement.Firmware);
@@ -103,14 +103,14 @@ public sealed partial class MessageIngestor
             }
 
             deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, message.Payload.Span));
-            _metrics.Rejected(DeadLetterReasons.BadHello);
+            _metrics.DeadLettered(DeadLetterReasons.BadHello, IngestionMetrics.KindIndex(topic.Kind));
             await SubmitAsync(message, [], deadLetters, cancellationToken);
             return IngestResult.Stored;
         }
 
         if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is not { } deviceId)
         {
-            return await RefuseNewDeviceAsync(message, topic.Device, topic.Hub, cancellationToken);
+            return await RefuseNewDeviceAsync(message, topic, cancellationToken);
         }
 
         _activity?.Seen(deviceId);
@@ -122,12 +122,13 @@ public sealed partial class MessageIngestor
         var readings = new List<Reading>();
         var context = new ReadingParseContext(topic.ReadingKind!.Value, deviceId, message.Topic, message.ClientId, message.ReceivedAt, message.ContentType);
         var parsed = _parser.Parse(context, message.Payload.Span, readings, deadLetters);
-        _metrics.Accepted(parsed.Accepted);
+        _metrics.Received(context.Kind, parsed.Accepted);
         if (deadLetters.Count > 0)
         {
+            int kindIndex = IngestionMetrics.KindIndex(topic.Kind);
             foreach (var letter in deadLetters)
             {
-                _metrics.Rejected(letter.Reason);
+                _metrics.DeadLettered(letter.Reason, kindIndex);
             }
 
             LogRejection(message.Topic, deadLetters[0].Reason, $"{deadLetters.Count} dead letter(s), {readings.Count} reading(s) kept; first: {deadLetters[0].Detail}");
@@ -170,18 +171,18 @@ public sealed partial class MessageIngestor
 
         var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, reason, detail, message.Payload.Span);
         LogRejection(message.Topic, reason, detail);
-        _metrics.Rejected(reason);
+        _metrics.DeadLettered(reason, IngestionMetrics.KindIndex(TopicKind.CheckIn));
         await SubmitAsync(message, [], [letter], cancellationToken);
         return IngestResult.Stored;
     }
 
     /// <summary>A message from a new device its hub may not register now: one dead letter with the whole message.</summary>
-    private async Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, string device, string hub, CancellationToken cancellationToken)
+    private async Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, SaitoTopic topic, CancellationToken cancellationToken)
     {
-        string detail = _registry.RefusalDetail(device, hub);
+        string detail = _registry.RefusalDetail(topic.Device, topic.Hub);
         var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.TooManyNewDevices, detail, message.Payload.Span);
         LogRejection(message.Topic, DeadLetterReasons.TooManyNewDevices, detail);
-        _metrics.Rejected(DeadLetterReasons.TooManyNewDevices);
+        _metrics.DeadLettered(DeadLetterReasons.TooManyNewDevices, IngestionMetrics.KindIndex(topic.Kind));
         await SubmitAsync(message, [], [letter], cancellationToken);
         return IngestResult.Stored;
     }

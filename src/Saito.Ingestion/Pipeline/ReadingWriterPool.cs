@@ -55,6 +55,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         _logger = logger;
         _queue = Channel.CreateUnbounded<PendingMessage>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
         _gate = new CapacityGate(_options.QueueCapacity);
+        metrics.ObserveQueue(() => _gate.Used, _gate.Capacity);
     }
 
     /// <summary>Completes once the schema exists and the device registry is loaded.</summary>
@@ -241,7 +242,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
             await _diskSpace.WaitForSpaceAsync(abandon);
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
             _health.MarkSucceeded(_time.GetUtcNow());
-            _metrics.Committed(result.Inserted, Math.Max(0, result.Duplicates), batch.ReadingCount, Stopwatch.GetElapsedTime(started).TotalSeconds);
+            _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), Stopwatch.GetElapsedTime(started).TotalSeconds);
             foreach (var message in messages)
             {
                 _metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt).TotalSeconds);
@@ -283,7 +284,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         try
         {
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
-            _metrics.Committed(result.Inserted, Math.Max(0, result.Duplicates), batch.ReadingCount, 0);
+            _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), 0);
             message.Complete(WriteOutcome.Committed);
         }
         catch (Exception ex) when (ex is not OperationCanceledException && !_store.IsTransient(ex))
@@ -296,14 +297,14 @@ public sealed partial class ReadingWriterPool : BackgroundService
     {
         var batch = new ReadingBatch();
         batch.DeadLetters.AddRange(message.DeadLetters);
-        batch.DeadLetters.Add(DeadLetter.FromPayload(_time.GetUtcNow().UtcDateTime, message.Topic, message.ClientId, "database-rejected",
+        batch.DeadLetters.Add(DeadLetter.FromPayload(_time.GetUtcNow().UtcDateTime, message.Topic, message.ClientId, IngestionMetrics.DatabaseRejected,
             $"{message.Readings.Count} reading(s) refused by the database: {refusal.GetType().Name}: {refusal.Message}",
             message.Payload.Span));
         LogMessageRefused(refusal, message.Topic, message.Readings.Count);
         try
         {
             await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
-            _metrics.Rejected("database-rejected", Math.Max(1, message.Readings.Count));
+            _metrics.DeadLettered(IngestionMetrics.DatabaseRejected, KindIndex(message));
             message.Complete(WriteOutcome.DeadLettered);
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
@@ -312,6 +313,10 @@ public sealed partial class ReadingWriterPool : BackgroundService
             message.Fail(ex);
         }
     }
+
+    /// <summary>The <c>kind</c> attribute of a message the database refused: its readings' kind (one per topic), else unknown.</summary>
+    private static int KindIndex(PendingMessage message) =>
+        message.Readings.Count > 0 ? (int)message.Readings[0].Kind : IngestionMetrics.UnknownKindIndex;
 
     /// <summary>One reusable timer per writer for the batch-age wait.</summary>
     private sealed class AgeTimer : IDisposable

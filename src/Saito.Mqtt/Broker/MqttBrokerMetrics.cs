@@ -5,7 +5,8 @@ namespace Saito.Mqtt.Broker;
 
 /// <summary>
 /// The broker's instruments (meter <c>Saito.Mqtt</c>), for OpenTelemetry or <c>dotnet-counters</c>.
-/// Every message the broker does not deliver is counted in <c>saito.mqtt.messages.dropped</c> with its reason.
+/// Every message the broker does not deliver is counted in <c>saito.mqtt.messages.dropped</c> with its cause.
+/// Names and units follow OpenTelemetry's conventions; docs/metrics.md lists every instrument.
 /// </summary>
 public sealed class MqttBrokerMetrics : IDisposable
 {
@@ -14,9 +15,8 @@ public sealed class MqttBrokerMetrics : IDisposable
     private readonly Meter _meter;
     private readonly UpDownCounter<long> _connections;
     private readonly Counter<long> _packetsReceived;
-    private readonly Counter<long> _bytesReceived;
     private readonly Counter<long> _packetsSent;
-    private readonly Counter<long> _bytesSent;
+    private readonly Counter<long> _bytes;
     private readonly Counter<long> _messagesReceived;
     private readonly Counter<long> _messagesSent;
     private readonly Counter<long> _dropped;
@@ -25,29 +25,39 @@ public sealed class MqttBrokerMetrics : IDisposable
     private readonly Counter<long> _publishRefused;
     private readonly Counter<long> _limitsHit;
     private readonly Counter<long> _denied;
+    private readonly Histogram<double> _publishToAck;
     private readonly System.Collections.Concurrent.ConcurrentDictionary<string, long> _limitHitTotals = new(StringComparer.Ordinal);
     private long _deniedTotal;
     private long _droppedTotal;
     private long _messagesReceivedTotal;
     private long _messagesSentTotal;
 
+    /// <summary>Bucket boundaries for durations in seconds: 0.5 ms to 30 s.</summary>
+    private static readonly IReadOnlyList<double> s_secondsBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+    private static readonly KeyValuePair<string, object?> s_receive = new("direction", "receive");
+    private static readonly KeyValuePair<string, object?> s_transmit = new("direction", "transmit");
+
     public MqttBrokerMetrics(IMeterFactory meterFactory)
     {
         ArgumentNullException.ThrowIfNull(meterFactory);
         _meter = meterFactory.Create(MeterName);
-        _connections = _meter.CreateUpDownCounter<long>("saito.mqtt.connections", description: "Open network connections");
-        _packetsReceived = _meter.CreateCounter<long>("saito.mqtt.packets.received");
-        _bytesReceived = _meter.CreateCounter<long>("saito.mqtt.bytes.received", "By");
-        _packetsSent = _meter.CreateCounter<long>("saito.mqtt.packets.sent");
-        _bytesSent = _meter.CreateCounter<long>("saito.mqtt.bytes.sent", "By");
-        _messagesReceived = _meter.CreateCounter<long>("saito.mqtt.messages.received", description: "PUBLISH routed (clients, wills, in-process)");
-        _messagesSent = _meter.CreateCounter<long>("saito.mqtt.messages.sent", description: "PUBLISH written to subscribers");
-        _dropped = _meter.CreateCounter<long>("saito.mqtt.messages.dropped", description: "Messages not delivered, by reason");
-        _protocolErrors = _meter.CreateCounter<long>("saito.mqtt.protocol_errors", description: "Connections closed for breaking the protocol");
-        _connectRefused = _meter.CreateCounter<long>("saito.mqtt.connect.refused");
-        _publishRefused = _meter.CreateCounter<long>("saito.mqtt.publish.refused", description: "Publishes the hook did not accept");
-        _limitsHit = _meter.CreateCounter<long>("saito.mqtt.limits.hit", description: "Times a configured limit held a client back or refused it, by limit");
-        _denied = _meter.CreateCounter<long>("saito.mqtt.denied", description: "Publishes and subscriptions the topic ACL refused, by action");
+        // An up-down counter, which Prometheus shows as a gauge: the open connections now.
+        _connections = _meter.CreateUpDownCounter<long>("saito.mqtt.connections", "{connection}", "Open network connections");
+        _packetsReceived = _meter.CreateCounter<long>("saito.mqtt.packets.received", "{packet}", "MQTT packets read");
+        _packetsSent = _meter.CreateCounter<long>("saito.mqtt.packets.sent", "{packet}", "MQTT packets written");
+        _bytes = _meter.CreateCounter<long>("saito.mqtt.io", "By", "Bytes of MQTT packets read (direction receive) and written (transmit)");
+        _messagesReceived = _meter.CreateCounter<long>("saito.mqtt.messages.received", "{message}", "PUBLISH routed (clients, wills, in-process)");
+        _messagesSent = _meter.CreateCounter<long>("saito.mqtt.messages.sent", "{message}", "PUBLISH written to subscribers");
+        _dropped = _meter.CreateCounter<long>("saito.mqtt.messages.dropped", "{message}", "Messages not delivered, by cause");
+        _protocolErrors = _meter.CreateCounter<long>("saito.mqtt.protocol_errors", "{connection}", "Connections closed for breaking the protocol, by reason code");
+        _connectRefused = _meter.CreateCounter<long>("saito.mqtt.connect.refused", "{connection}", "CONNECTs refused");
+        _publishRefused = _meter.CreateCounter<long>("saito.mqtt.publish.refused", "{message}", "Publishes the hook did not accept");
+        _limitsHit = _meter.CreateCounter<long>("saito.mqtt.limits.hit", "{event}", "Times a configured limit held a client back or refused it, by limit");
+        _denied = _meter.CreateCounter<long>("saito.mqtt.denied", "{request}", "Publishes and subscriptions the topic ACL refused, by action");
+        _publishToAck = _meter.CreateHistogram("saito.mqtt.publish.ack.duration", "s",
+            "From a QoS 1 or 2 PUBLISH read to its PUBACK or PUBREC sent, for publishes the hook accepted (with ingestion: once their readings are committed)",
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = s_secondsBuckets });
     }
 
     /// <summary>Publishes and subscriptions refused by the topic ACL since start.</summary>
@@ -78,13 +88,13 @@ public sealed class MqttBrokerMetrics : IDisposable
     internal void PacketReceived(int size)
     {
         _packetsReceived.Add(1);
-        _bytesReceived.Add(size);
+        _bytes.Add(size, s_receive);
     }
 
     internal void PacketSent(int size)
     {
         _packetsSent.Add(1);
-        _bytesSent.Add(size);
+        _bytes.Add(size, s_transmit);
     }
 
     internal void MessageReceived()
@@ -103,8 +113,11 @@ public sealed class MqttBrokerMetrics : IDisposable
     internal void Dropped(string reason)
     {
         Interlocked.Increment(ref _droppedTotal);
-        _dropped.Add(1, new KeyValuePair<string, object?>("reason", reason));
+        _dropped.Add(1, new KeyValuePair<string, object?>("cause", reason));
     }
+
+    /// <summary>A publish the hook accepted is acknowledged: <paramref name="readAt"/> is its <see cref="System.Diagnostics.Stopwatch"/> timestamp when read.</summary>
+    internal void Acknowledged(long readAt) => _publishToAck.Record(System.Diagnostics.Stopwatch.GetElapsedTime(readAt).TotalSeconds);
 
     internal void ProtocolError(MqttReasonCode code) => _protocolErrors.Add(1, new KeyValuePair<string, object?>("reason", code.ToString()));
     internal void ConnectRefused() => _connectRefused.Add(1);

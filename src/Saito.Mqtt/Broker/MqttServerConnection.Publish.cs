@@ -8,6 +8,7 @@ internal sealed partial class MqttServerConnection
 {
     private async ValueTask HandlePublishAsync(MqttFrame frame, CancellationToken token)
     {
+        long readAt = System.Diagnostics.Stopwatch.GetTimestamp();
         await ThrottleAsync(token);
         var publish = MqttPacketDecoder.DecodePublish(frame, Version, _broker.TopicCache);
         var properties = publish.Properties;
@@ -76,8 +77,10 @@ internal sealed partial class MqttServerConnection
         var message = MqttMessage.Create(topic, payload, publish.QoS, publish.Retain, properties, session, now);
         _broker.Route(message, now);
 
+        var hook = _broker.PublishHook;
         var pending = new PendingAck(publish.PacketId, publish.QoS, payload.Length)
         {
+            ReadAt = hook is null ? 0 : readAt,
             Completion = publish.QoS == MqttQoS.ExactlyOnce ? new TaskCompletionSource<MqttPublishVerdict>(TaskCreationOptions.RunContinuationsAsynchronously) : null,
         };
         if (pending.Completion is not null)
@@ -89,7 +92,6 @@ internal sealed partial class MqttServerConnection
         }
 
         await EnqueueAckAsync(pending, token);
-        var hook = _broker.PublishHook;
         if (hook is null)
         {
             Complete(pending, MqttPublishVerdict.Accepted);

@@ -134,6 +134,11 @@ internal sealed partial class MqttServerConnection
             int size = MqttPacketEncoder.EncodePublishAck(output, ack.QoS == MqttQoS.AtLeastOnce ? MqttPacketType.PubAck : MqttPacketType.PubRec,
                 ack.PacketId, verdict.ReasonCode, properties, Version);
             _broker.Metrics.PacketSent(size);
+            if (verdict.IsSuccess && ack.ReadAt != 0)
+            {
+                _broker.Metrics.Acknowledged(ack.ReadAt);
+            }
+
             wrote = true;
         }
     }

@@ -27,6 +27,9 @@ internal sealed class PendingAck
 
     public MqttPublishVerdict Verdict { get; set; }
 
+    /// <summary>When the PUBLISH was read (<see cref="System.Diagnostics.Stopwatch"/> timestamp), for a publish the hook decides; 0 otherwise.</summary>
+    public long ReadAt { get; init; }
+
     /// <summary>Completes with the verdict (QoS 2 only: a DUP on a resumed session waits on it). Null for QoS 0 and 1.</summary>
     public TaskCompletionSource<MqttPublishVerdict>? Completion { get; init; }
 }

@@ -340,6 +340,7 @@ public sealed class Archiver : IAsyncDisposable
         catch (Exception exception) when (exception is not OperationCanceledException)
         {
             ArchiveLog.BatchFailed(_logger, exception, batch.Id, ArchiveBatch.StateName(batch.State));
+            ArchiverMetrics.Failed(batch.Kind);
             lock (summary.Failures)
             {
                 summary.Failures.Add($"batch {batch.Id}: {exception.GetType().Name}: {exception.Message}");
@@ -397,6 +398,7 @@ public sealed class Archiver : IAsyncDisposable
         _pauses.Reach("manifest-written", batch.Id);
         batch = batch with { State = BatchState.Exported, Rows = rows.Count, FirstKey = first, LastKey = last, Sha256 = sha };
         await _engine.SetStateAsync(batch, cancellationToken);
+        ArchiverMetrics.Stage(batch.Kind, ArchiverMetrics.ExportStage, stopwatch.Elapsed);
         ArchiveLog.Exported(_logger, batch.Id, rows.Count, first, last, batch.File, stopwatch.ElapsedMilliseconds, selectMs);
         _pauses.Reach("exported", batch.Id);
         return (batch, rows);
@@ -416,6 +418,7 @@ public sealed class Archiver : IAsyncDisposable
             long inserted = await _engine.ArchiveAsync(batch, rows, cancellationToken);
             batch = batch with { State = BatchState.Archived };
             kindSummary.AddInserted(inserted);
+            ArchiverMetrics.Stage(batch.Kind, ArchiverMetrics.ArchiveStage, stopwatch.Elapsed);
             if (_logger.IsEnabled(LogLevel.Information))
             {
                 ArchiveLog.Archived(_logger, batch.Id, inserted, rows.Count, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
@@ -431,6 +434,8 @@ public sealed class Archiver : IAsyncDisposable
             rows ??= ReadExport(batch);
             long deleted = await _engine.DeleteHotAsync(batch, rows, rangeFirst: selectedHere, cancellationToken);
             batch = batch with { State = BatchState.Done };
+            ArchiverMetrics.Stage(batch.Kind, ArchiverMetrics.DeleteStage, stopwatch.Elapsed);
+            ArchiverMetrics.Moved(batch.Kind, rows.Count);
             if (_logger.IsEnabled(LogLevel.Information))
             {
                 ArchiveLog.Deleted(_logger, batch.Id, deleted, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Hot), stopwatch.ElapsedMilliseconds);

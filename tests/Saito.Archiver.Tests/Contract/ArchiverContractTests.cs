@@ -76,6 +76,66 @@ public abstract partial class ArchiverContractTests
         ExportDirectory = storage.ExportDirectory,
     };
 
+    [Fact]
+    public async Task A_run_is_counted_on_the_archiver_meter_by_kind_and_stage()
+    {
+        // The meter is one per process and other tests archive at the same time: their rows only add.
+        var moved = new Dictionary<string, long>(StringComparer.Ordinal);
+        var stages = new Dictionary<string, long>(StringComparer.Ordinal);
+        using var listener = new System.Diagnostics.Metrics.MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == ArchiverMetrics.MeterName)
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
+        {
+            if (instrument.Name == "saito.archiver.rows.moved")
+            {
+                lock (moved)
+                {
+                    string kind = (string)tags[0].Value!;
+                    moved[kind] = moved.GetValueOrDefault(kind) + value;
+                }
+            }
+        });
+        listener.SetMeasurementEventCallback<double>((instrument, _, tags, _) =>
+        {
+            if (instrument.Name == "saito.archiver.batch.duration")
+            {
+                lock (stages)
+                {
+                    string key = string.Join(",", tags.ToArray().Select(t => $"{t.Key}={t.Value}"));
+                    stages[key] = stages.GetValueOrDefault(key) + 1;
+                }
+            }
+        });
+        listener.Start();
+        await using var storage = await SeededAsync(CreateStorageAsync, KeyStrategy.Natural);
+        await using var archiver = storage.CreateArchiver();
+
+        (await archiver.RunAsync(Request(storage), Token)).Failures.ShouldBeEmpty();
+
+        int batches = (Old + 127) / 128;
+        lock (moved)
+        {
+            foreach (var kind in ReadingKinds.All.Select(ReadingKinds.Name))
+            {
+                moved.GetValueOrDefault(kind).ShouldBeGreaterThanOrEqualTo(Old, kind);
+            }
+        }
+
+        lock (stages)
+        {
+            foreach (string stage in new[] { "export", "archive", "delete" })
+            {
+                stages.GetValueOrDefault($"kind=pressure,stage={stage}").ShouldBeGreaterThanOrEqualTo(batches, stage);
+            }
+        }
+    }
+
     [Theory]
     [InlineData(KeyStrategy.Natural)]
     [InlineData(KeyStrategy.Guid)]

@@ -144,6 +144,23 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
 
     [Theory]
     [MemberData(nameof(EveryKeyStrategy))]
+    public async Task The_oldest_reading_of_a_table_is_its_earliest_ts_and_none_when_it_is_empty(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        (await store.OldestAsync(ReadingKind.Location, StorageTier.Hot, Ct)).ShouldBeNull();
+
+        // Written newest first: the oldest is found by its time, not by the order rows arrived in.
+        var readings = TestReadings.Of(ReadingKind.Location, 50).AsEnumerable().Reverse().ToList();
+        await store.WriteAsync(TestReadings.Batch(readings), Ct);
+
+        var oldest = await store.OldestAsync(ReadingKind.Location, StorageTier.Hot, Ct);
+        oldest.ShouldNotBeNull().Ticks.ShouldBe(readings.Min(r => r.Timestamp).Ticks);
+        (await store.OldestAsync(ReadingKind.Location, StorageTier.Archive, Ct)).ShouldBeNull();
+        (await store.OldestAsync(ReadingKind.Pressure, StorageTier.Hot, Ct)).ShouldBeNull();
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
     public async Task Microsecond_times_and_missing_values_survive_the_round_trip(KeyStrategy keys)
     {
         var store = await NewStoreAsync(keys);
