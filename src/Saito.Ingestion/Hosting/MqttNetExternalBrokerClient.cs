@@ -10,7 +10,7 @@ using MqttNetProtocolVersion = MQTTnet.Formatter.MqttProtocolVersion;
 namespace Saito.Ingestion.Hosting;
 
 /// <summary>
-/// External mode on MQTTnet 5's client (<c>Mqtt:External:Client=mqttnet</c>), with manual acknowledgement
+/// External mode on MQTTnet 5's client (<c>Mqtt:External:Client=mqttnet</c>, the default), with manual acknowledgement
 /// (<c>AutoAcknowledge = false</c>, then <c>AcknowledgeAsync</c> once the readings are committed). What MQTTnet does not
 /// do and this adds, so both clients behave the same to the consumer:
 /// <list type="bullet">

@@ -5,7 +5,7 @@ using Saito.Mqtt.Packets;
 
 namespace Saito.Ingestion.Hosting;
 
-/// <summary>External mode on Saito's own client (<c>Mqtt:External:Client=saito</c>, the default): a thin wrapper.</summary>
+/// <summary>External mode on Saito's own client (<c>Mqtt:External:Client=saito</c>): a thin wrapper.</summary>
 internal sealed class SaitoExternalBrokerClient(MqttClientOptions options, ILogger<MqttClient> logger) : IExternalBrokerClient
 {
     private readonly MqttClient _client = new(options, logger);
