@@ -34,7 +34,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
     private readonly ILogger<ExternalBrokerConsumer> _logger;
     private readonly object _inflightLock = new();
     private readonly HashSet<Task> _inflight = [];
-    private MqttClient? _client;
+    private IExternalBrokerClient? _client;
 
     private static readonly TimeSpan FirstRetryDelay = TimeSpan.FromMilliseconds(250);
     private static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(10);
@@ -92,23 +92,23 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
             LogCredentialsInClear(_options.Host, _options.Port);
         }
 
-        _client = new MqttClient(clientOptions, _loggerFactory.CreateLogger<MqttClient>());
+        _client = _options.Client == ExternalMqttClient.MqttNet
+            ? new MqttNetExternalBrokerClient(_options, clientOptions.ClientId, _loggerFactory.CreateLogger<MqttNetExternalBrokerClient>())
+            : new SaitoExternalBrokerClient(clientOptions, _loggerFactory.CreateLogger<MqttClient>());
         await ConnectWithBackoffAsync(_client, stoppingToken);
-        var qos = _options.QoS == 2 ? MqttQoS.ExactlyOnce : MqttQoS.AtLeastOnce;
-        var subscribed = await _client.SubscribeAsync(TopicFilter, qos, stoppingToken);
-        var granted = subscribed.ReasonCodes.Count > 0 ? subscribed.ReasonCodes[0] : MqttReasonCode.UnspecifiedError;
-        if ((byte)granted >= 0x80)
+        var (granted, reason) = await _client.SubscribeAsync(TopicFilter, _options.QoS, stoppingToken);
+        if (granted >= 0x80)
         {
             throw new InvalidOperationException(
-                $"The external broker {_options.Host}:{_options.Port} refused the subscription to {TopicFilter}: {granted} (0x{(byte)granted:X2}) {subscribed.ReasonString}");
+                $"The external broker {_options.Host}:{_options.Port} refused the subscription to {TopicFilter}: {(MqttReasonCode)granted} (0x{granted:X2}) {reason}");
         }
 
-        LogSubscribed(TopicFilter, _options.Host, _options.Port, clientOptions.ClientId, granted.ToString());
+        LogSubscribed(TopicFilter, _options.Host, _options.Port, clientOptions.ClientId, ((MqttReasonCode)granted).ToString());
         IsSubscribed = true;
 
         try
         {
-            await foreach (var message in _client.Messages.ReadAllAsync(stoppingToken))
+            await foreach (var message in _client.ReadMessagesAsync(stoppingToken))
             {
                 var handling = HandleAsync(message, stoppingToken);
                 lock (_inflightLock)
@@ -170,9 +170,9 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
         }
     }
 
-    private async Task HandleAsync(MqttReceivedMessage message, CancellationToken stoppingToken)
+    private async Task HandleAsync(ExternalBrokerMessage message, CancellationToken stoppingToken)
     {
-        var inbound = new InboundMessage(message.Topic, message.Payload, null, message.Properties?.ContentType, _time.GetUtcNow().UtcDateTime);
+        var inbound = new InboundMessage(message.Topic, message.Payload, null, message.ContentType, _time.GetUtcNow().UtcDateTime);
         var delay = FirstRetryDelay;
         for (int attempt = 1; ; attempt++)
         {
@@ -224,15 +224,15 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
         }
     }
 
-    private async Task ConnectWithBackoffAsync(MqttClient client, CancellationToken stoppingToken)
+    private async Task ConnectWithBackoffAsync(IExternalBrokerClient client, CancellationToken stoppingToken)
     {
         var delay = TimeSpan.FromSeconds(1);
         for (int attempt = 1; ; attempt++)
         {
             try
             {
-                var result = await client.ConnectAsync(stoppingToken);
-                LogConnected(_options.Host, _options.Port, result.SessionPresent);
+                bool sessionPresent = await client.ConnectAsync(stoppingToken);
+                LogConnected(_options.Host, _options.Port, sessionPresent);
                 return;
             }
             catch (Exception ex) when (ex is not OperationCanceledException || !stoppingToken.IsCancellationRequested)

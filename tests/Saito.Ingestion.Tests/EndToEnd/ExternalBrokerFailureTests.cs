@@ -21,13 +21,12 @@ namespace Saito.Ingestion.Tests.EndToEnd;
 public sealed class ExternalBrokerFailureTests
 {
     [Theory]
-    [InlineData("3.1.1")]
-    [InlineData("5.0")]
-    public async Task A_message_saito_cannot_store_is_not_acknowledged_and_is_stored_once_the_cause_is_gone(string protocolVersion)
+    [MemberData(nameof(ExternalBrokerTests.ClientsAndVersions), MemberType = typeof(ExternalBrokerTests))]
+    public async Task A_message_saito_cannot_store_is_not_acknowledged_and_is_stored_once_the_cause_is_gone(string client, string protocolVersion)
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-refused", protocolVersion));
+        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-refused", protocolVersion, client));
         await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
         await RefuseWritesAsync(storage, refuse: true);
 
@@ -41,14 +40,15 @@ public sealed class ExternalBrokerFailureTests
         (await saito.GetHealthAsync()).StatusCode.ShouldBe(HttpStatusCode.OK, "healthy again once the message is stored");
     }
 
-    [Fact]
-    public async Task A_message_saito_could_not_store_before_it_stopped_is_sent_again_by_the_broker_and_stored_by_the_next_start()
+    [Theory]
+    [MemberData(nameof(ExternalBrokerTests.Clients), MemberType = typeof(ExternalBrokerTests))]
+    public async Task A_message_saito_could_not_store_before_it_stopped_is_sent_again_by_the_broker_and_stored_by_the_next_start(string client)
     {
         // If Saito had acknowledged the message while failing (as success, or as a 5.0 refusal), Mosquitto would have
         // forgotten it, and the next Saito with the same session would never see it.
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using (var first = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0")))
+        await using (var first = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0", client)))
         {
             await ExternalBrokerTests.WaitForSubscriptionAsync(first);
             await RefuseWritesAsync(storage, refuse: true);
@@ -57,15 +57,14 @@ public sealed class ExternalBrokerFailureTests
         }
 
         await RefuseWritesAsync(storage, refuse: false);
-        await using var second = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0"));
+        await using var second = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0", client));
 
         (await second.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
     }
 
-    private static string[] Settings(MosquittoInstance mosquitto, string clientId, string protocolVersion) =>
+    private static string[] Settings(MosquittoInstance mosquitto, string clientId, string protocolVersion, string client) =>
     [
-        "Mqtt:Mode=external",
-        "Mqtt:External:Host=127.0.0.1",
+        .. ExternalBrokerTests.Settings(client),
         $"Mqtt:External:Port={mosquitto.Port}",
         $"Mqtt:External:ClientId={clientId}",
         $"Mqtt:External:ProtocolVersion={protocolVersion}",

@@ -12,14 +12,24 @@ namespace Saito.Ingestion.Tests.EndToEnd;
 /// </summary>
 public sealed class ExternalBrokerTests
 {
-    private static readonly string[] s_externalSettings = ["Mqtt:Mode=external", "Mqtt:External:Host=127.0.0.1"];
+    /// <summary>Every test runs on both clients external mode can use (<c>Mqtt:External:Client</c>): Saito's and MQTTnet's.</summary>
+    public static readonly TheoryData<string> Clients = ["saito", "mqttnet"];
 
-    [Fact]
-    public async Task Readings_published_to_mosquitto_are_stored_by_saito_behind_it()
+    public static readonly TheoryData<string, string> ClientsAndVersions = new()
+    {
+        { "saito", "3.1.1" }, { "saito", "5.0" }, { "mqttnet", "3.1.1" }, { "mqttnet", "5.0" },
+    };
+
+    internal static string[] Settings(string client) => ["Mqtt:Mode=external", "Mqtt:External:Host=127.0.0.1", $"Mqtt:External:Client={client}"];
+
+    [Theory]
+    [MemberData(nameof(ClientsAndVersions))]
+    public async Task Readings_published_to_mosquitto_are_stored_by_saito_behind_it(string client, string protocolVersion)
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, [.. s_externalSettings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-a"]);
+        await using var saito = await SaitoServer.StartAsync(storage,
+            [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-a", $"Mqtt:External:ProtocolVersion={protocolVersion}"]);
         await WaitForSubscriptionAsync(saito);
 
         string device = "wrist-" + Guid.NewGuid().ToString("N")[..8];
@@ -30,13 +40,14 @@ public sealed class ExternalBrokerTests
         (await saito.WaitForCountAsync(ReadingKind.Biosensor, 5)).ShouldBe(5);
     }
 
-    [Fact]
-    public async Task Two_saito_instances_split_one_stream_through_a_shared_subscription_and_store_it_once()
+    [Theory]
+    [MemberData(nameof(Clients))]
+    public async Task Two_saito_instances_split_one_stream_through_a_shared_subscription_and_store_it_once(string client)
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = await PostgresTestStorage.CreateAsync();
-        await using var first = await SaitoServer.StartAsync(storage, [.. s_externalSettings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-1"]);
-        await using var second = await SaitoServer.StartAsync(storage, [.. s_externalSettings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-2"]);
+        await using var first = await SaitoServer.StartAsync(storage, [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-1"]);
+        await using var second = await SaitoServer.StartAsync(storage, [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-2"]);
         await WaitForSubscriptionAsync(first);
         await WaitForSubscriptionAsync(second);
 
@@ -48,15 +59,16 @@ public sealed class ExternalBrokerTests
         (first.Metrics.ReadingsStoredTotal + second.Metrics.ReadingsStoredTotal).ShouldBe(400);
     }
 
-    [Fact]
-    public async Task A_broker_restart_mid_stream_loses_nothing()
+    [Theory]
+    [MemberData(nameof(Clients))]
+    public async Task A_broker_restart_mid_stream_loses_nothing(string client)
     {
         // Mosquitto keeps sessions across a restart only with persistence on (saved when it stops), and keeps plain
         // subscriptions but not shared ones (Mosquitto 2.0), so this Saito subscribes without a shared group.
         await using var mosquitto = await MosquittoInstance.StartAsync($"persistence true\npersistence_location {PersistenceDirectory()}\n");
         await using var storage = new SqliteTestStorage();
         await using var saito = await SaitoServer.StartAsync(storage,
-            [.. s_externalSettings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-restart", "Mqtt:External:SharedGroup="]);
+            [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-restart", "Mqtt:External:SharedGroup="]);
         await WaitForSubscriptionAsync(saito);
 
         const int total = 600;
@@ -72,12 +84,13 @@ public sealed class ExternalBrokerTests
         (await saito.WaitForCountAsync(ReadingKind.Pressure, total, TimeSpan.FromSeconds(60))).ShouldBe(total);
     }
 
-    [Fact]
-    public async Task After_a_broker_restart_saito_subscribes_again_to_its_shared_subscription()
+    [Theory]
+    [MemberData(nameof(Clients))]
+    public async Task After_a_broker_restart_saito_subscribes_again_to_its_shared_subscription(string client)
     {
         await using var mosquitto = await MosquittoInstance.StartAsync($"persistence true\npersistence_location {PersistenceDirectory()}\n");
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, [.. s_externalSettings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-shared"]);
+        await using var saito = await SaitoServer.StartAsync(storage, [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-shared"]);
         await WaitForSubscriptionAsync(saito);
         await PublishReadingsAsync(mosquitto.Port, "mat-before", 10, _ => Task.CompletedTask);
 
