@@ -149,15 +149,26 @@ start_test_postgres() {
     cat "$pg_root/initdb.log" >&2
     die "initdb failed"
   }
-  local port
-  port="$(free_port 55432)"
+  local port attempt started=false
   # Loopback only, trust auth, no durability (fsync off): a throwaway cluster for tests.
   trap stop_test_postgres EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
-  as_postgres "$pg_bin/pg_ctl" -D "$pg_root/data" -l "$pg_root/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$pg_root -c fsync=off -c full_page_writes=off" \
-    start >/dev/null || {
+  # A port that refuses a connection can still be bound by another socket (a client's outgoing connection from the
+  # ephemeral range, which 55432 is in): PostgreSQL then cannot listen. Try the next free port, a few times.
+  port=55432
+  for attempt in 1 2 3 4 5; do
+    port="$(free_port "$port")"
+    if as_postgres "$pg_bin/pg_ctl" -D "$pg_root/data" -l "$pg_root/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$pg_root -c fsync=off -c full_page_writes=off" \
+      start >/dev/null; then
+      started=true
+      break
+    fi
+    warn "the test PostgreSQL could not start on port $port (attempt $attempt); trying another"
+    port=$((port + 1))
+  done
+  $started || {
     cat "$pg_root/server.log" >&2
     die "the test PostgreSQL did not start"
   }
