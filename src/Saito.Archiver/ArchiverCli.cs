@@ -147,6 +147,13 @@ internal static class ArchiverCli
                 failures = [.. failures, .. validation.Failures];
             }
 
+            // Disposed last (declared first): the final export of the run's figures, after the summary is printed.
+            using var telemetry = ArchiverTelemetry.Start(configuration, out string? telemetryFailure);
+            if (telemetryFailure is not null)
+            {
+                failures = [.. failures, telemetryFailure];
+            }
+
             if (failures.Count > 0)
             {
                 return BadConfiguration(failures);
