@@ -222,11 +222,19 @@ export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPE
   die "$SAITO_TEST_PYTHON cannot import paho.mqtt (python3-paho-mqtt); set SAITO_TEST_PYTHON to Debian's /usr/bin/python3"
 
 test_target="${SAITO_TEST_TARGET:-Saito.sln}"
-step "dotnet test $test_target -c Release"
 rm -rf "$results_dir"
 mkdir -p "$results_dir"
 test_rc=0
-dotnet test "$test_target" -c Release \
+# Build first, then test without building: MSBuild then runs two test assemblies at a time (one per core) instead
+# of one after the other behind each project's build, which keeps the suite's wall time down.
+step "dotnet build $test_target -c Release"
+dotnet build "$test_target" -c Release -nologo -clp:ErrorsOnly || {
+  warn "the build failed: no test ran"
+  echo "0 passed, 1 failed"
+  exit 1
+}
+step "dotnet test $test_target -c Release --no-build"
+dotnet test "$test_target" -c Release --no-build \
   --results-directory "$results_dir" \
   --logger "trx;LogFilePrefix=saito" \
   --logger "console;verbosity=minimal" \
