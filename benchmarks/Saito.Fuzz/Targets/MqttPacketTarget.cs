@@ -12,7 +12,8 @@ namespace Saito.Fuzz.Targets;
 /// <c>DecodePublish</c> with the shared topic cache, or <c>Decode</c>, and for SUBSCRIBE and UNSUBSCRIBE the topic
 /// filter checks (<see cref="MqttTopic"/>). Each input runs as MQTT 3.1.1 and as 5.0, once in one buffer and once
 /// cut into small segments as a pipe may hand it over. The contract: nothing but <see cref="MqttProtocolException"/>.
-/// Packets a client never sends (CONNACK, SUBACK, ...) are decoded too: Saito's client decodes them from a broker.
+/// Packets a client never sends (CONNACK, SUBACK, ...) are decoded too: the test tools (RawMqttConnection, the load tool)
+/// decode them from a broker.
 /// </summary>
 internal sealed class MqttPacketTarget : FuzzTarget
 {

@@ -2,7 +2,6 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Saito.Ingestion.Pipeline;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 
 namespace Saito.Ingestion.Hosting;
@@ -34,7 +33,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
     private readonly ILogger<ExternalBrokerConsumer> _logger;
     private readonly object _inflightLock = new();
     private readonly HashSet<Task> _inflight = [];
-    private IExternalBrokerClient? _client;
+    private MqttNetExternalBrokerClient? _client;
 
     private static readonly TimeSpan FirstRetryDelay = TimeSpan.FromMilliseconds(250);
     private static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(10);
@@ -68,33 +67,13 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
         await _writers.Ready.WaitAsync(stoppingToken);
-        var clientOptions = new MqttClientOptions
-        {
-            Host = _options.Host,
-            Port = _options.Port,
-            ProtocolVersion = _options.ParsedProtocolVersion,
-            ClientId = string.IsNullOrEmpty(_options.ClientId) ? $"saito-{Environment.MachineName}" : _options.ClientId,
-            CleanStart = false,
-            // 3.1.1 has no session expiry: clean session off keeps the session until the broker's own limit.
-            SessionExpiry = _options.ParsedProtocolVersion == MqttProtocolVersion.V500 ? TimeSpan.FromSeconds(_options.SessionExpirySeconds) : TimeSpan.Zero,
-            KeepAlive = TimeSpan.FromSeconds(_options.KeepAliveSeconds),
-            UserName = _options.UserName,
-            Password = _options.Password,
-            ReceiveMaximum = _options.ReceiveMaximum,
-
-            // Mosquitto 2.0 restores a persistent session after a restart but not its shared subscriptions.
-            AlwaysResubscribe = true,
-            Tls = { Enabled = _options.Tls, CaCertificatePath = _options.CaCertificatePath },
-        };
-        clientOptions.ThrowIfInvalid();
+        string clientId = string.IsNullOrEmpty(_options.ClientId) ? $"saito-{Environment.MachineName}" : _options.ClientId;
         if (_options.SendsCredentialsInClear)
         {
             LogCredentialsInClear(_options.Host, _options.Port);
         }
 
-        _client = _options.Client == ExternalMqttClient.MqttNet
-            ? new MqttNetExternalBrokerClient(_options, clientOptions.ClientId, _loggerFactory.CreateLogger<MqttNetExternalBrokerClient>())
-            : new SaitoExternalBrokerClient(clientOptions, _loggerFactory.CreateLogger<MqttClient>());
+        _client = new MqttNetExternalBrokerClient(_options, clientId, _loggerFactory.CreateLogger<MqttNetExternalBrokerClient>());
         await ConnectWithBackoffAsync(_client, stoppingToken);
         var (granted, reason) = await _client.SubscribeAsync(TopicFilter, _options.QoS, stoppingToken);
         if (granted >= 0x80)
@@ -103,7 +82,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
                 $"The external broker {_options.Host}:{_options.Port} refused the subscription to {TopicFilter}: {(MqttReasonCode)granted} (0x{granted:X2}) {reason}");
         }
 
-        LogSubscribed(TopicFilter, _options.Host, _options.Port, clientOptions.ClientId, ((MqttReasonCode)granted).ToString());
+        LogSubscribed(TopicFilter, _options.Host, _options.Port, clientId, ((MqttReasonCode)granted).ToString());
         IsSubscribed = true;
 
         try
@@ -224,7 +203,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
         }
     }
 
-    private async Task ConnectWithBackoffAsync(IExternalBrokerClient client, CancellationToken stoppingToken)
+    private async Task ConnectWithBackoffAsync(MqttNetExternalBrokerClient client, CancellationToken stoppingToken)
     {
         var delay = TimeSpan.FromSeconds(1);
         for (int attempt = 1; ; attempt++)

@@ -14,16 +14,6 @@ public enum MqttMode
     External,
 }
 
-/// <summary>The MQTT client external mode runs on: <c>Mqtt:External:Client</c>.</summary>
-public enum ExternalMqttClient
-{
-    /// <summary>Saito's own (<c>Saito.Mqtt.Client</c>).</summary>
-    Saito,
-
-    /// <summary>MQTTnet 5's client with manual acknowledgement, the default; compared with Saito's in docs/mqtt.md.</summary>
-    MqttNet,
-}
-
 /// <summary>The <c>Mqtt:External</c> section: the broker Saito subscribes to when <c>Mqtt:Mode</c> is <c>external</c>.</summary>
 public sealed class ExternalBrokerOptions
 {
@@ -71,12 +61,6 @@ public sealed class ExternalBrokerOptions
     public int ReceiveMaximum { get; set; } = 1000;
 
     public int KeepAliveSeconds { get; set; } = 30;
-
-    /// <summary>
-    /// The MQTT client: <c>mqttnet</c> (default: at least as good as ours on every count measured, docs/mqtt.md) or
-    /// <c>saito</c> (Saito's own, kept until the tests that use it as a hub are moved off it).
-    /// </summary>
-    public ExternalMqttClient Client { get; set; } = ExternalMqttClient.MqttNet;
 
     /// <summary>A user name or password is set: something a listener on the network could take.</summary>
     public bool HasCredentials => !string.IsNullOrEmpty(UserName) || !string.IsNullOrEmpty(Password);
@@ -138,6 +122,26 @@ public sealed class ExternalBrokerOptionsValidator : IValidateOptions<ExternalBr
         if (options.ReceiveMaximum is < 1 or > 65535)
         {
             failures.Add($"Mqtt:External:ReceiveMaximum must be 1-65535 (was {options.ReceiveMaximum}).");
+        }
+
+        if (options.SessionExpirySeconds < 0)
+        {
+            failures.Add($"Mqtt:External:SessionExpirySeconds must not be negative (was {options.SessionExpirySeconds}).");
+        }
+
+        if (options.KeepAliveSeconds is < 0 or > 65535)
+        {
+            failures.Add($"Mqtt:External:KeepAliveSeconds must be 0-65535 (was {options.KeepAliveSeconds}).");
+        }
+
+        if (options.ClientId is { Length: > 0 } clientId && System.Text.Encoding.UTF8.GetByteCount(clientId) > 65535)
+        {
+            failures.Add("Mqtt:External:ClientId is longer than 65,535 bytes of UTF-8.");
+        }
+
+        if (!string.IsNullOrEmpty(options.Password) && string.IsNullOrEmpty(options.UserName) && options.ParsedProtocolVersion == MqttProtocolVersion.V311)
+        {
+            failures.Add("Mqtt:External:Password needs Mqtt:External:UserName with MQTT 3.1.1.");
         }
 
         if (options.SendsCredentialsInClear && !options.AllowCredentialsWithoutTls)

@@ -10,9 +10,9 @@ using MqttNetProtocolVersion = MQTTnet.Formatter.MqttProtocolVersion;
 namespace Saito.Ingestion.Hosting;
 
 /// <summary>
-/// External mode on MQTTnet 5's client (<c>Mqtt:External:Client=mqttnet</c>, the default), with manual acknowledgement
+/// External mode on MQTTnet 5's client, with manual acknowledgement
 /// (<c>AutoAcknowledge = false</c>, then <c>AcknowledgeAsync</c> once the readings are committed). What MQTTnet does not
-/// do and this adds, so both clients behave the same to the consumer:
+/// do and this adds:
 /// <list type="bullet">
 /// <item>acknowledgements in arrival order (MQTTnet sends each as soon as it is asked);</item>
 /// <item>no acknowledgement of a message from a connection that has since dropped (MQTTnet would send its packet id on
@@ -20,7 +20,7 @@ namespace Saito.Ingestion.Hosting;
 /// <item>reconnects with backoff and a subscription again after each (MQTTnet 5 has no managed client).</item>
 /// </list>
 /// </summary>
-internal sealed partial class MqttNetExternalBrokerClient : IExternalBrokerClient
+internal sealed partial class MqttNetExternalBrokerClient : IAsyncDisposable
 {
     private static readonly TimeSpan InitialReconnectDelay = TimeSpan.FromSeconds(1);
     private static readonly TimeSpan MaxReconnectDelay = TimeSpan.FromSeconds(60);
@@ -87,8 +87,10 @@ internal sealed partial class MqttNetExternalBrokerClient : IExternalBrokerClien
 
     public bool IsConnected => _client.IsConnected;
 
+    /// <summary>Inbound messages, in arrival order, across reconnects.</summary>
     public IAsyncEnumerable<ExternalBrokerMessage> ReadMessagesAsync(CancellationToken cancellationToken) => _messages.Reader.ReadAllAsync(cancellationToken);
 
+    /// <summary>Connects once; returns whether the broker kept the session. Reconnects after that are the client's.</summary>
     public async Task<bool> ConnectAsync(CancellationToken cancellationToken)
     {
         var result = await ConnectOnceAsync(cancellationToken);
@@ -96,6 +98,7 @@ internal sealed partial class MqttNetExternalBrokerClient : IExternalBrokerClien
         return result;
     }
 
+    /// <summary>Subscribes (and subscribes again after every reconnect); returns the broker's reason code and reason string.</summary>
     public async Task<(byte Code, string? Reason)> SubscribeAsync(string topicFilter, int qos, CancellationToken cancellationToken)
     {
         _subscription = (topicFilter, qos == 2 ? MqttQualityOfServiceLevel.ExactlyOnce : MqttQualityOfServiceLevel.AtLeastOnce);

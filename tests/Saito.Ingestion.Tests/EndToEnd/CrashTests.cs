@@ -1,7 +1,6 @@
 using System.Collections.Concurrent;
 using System.Text;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -23,14 +22,8 @@ public sealed class CrashTests
         const string device = "wrist-crash";
         try
         {
-            await using var client = new MqttClient(new MqttClientOptions
-            {
-                Host = "127.0.0.1",
-                Port = saito.Port,
-                ProtocolVersion = MqttProtocolVersion.V500,
-                Reconnect = { Enabled = false },
-            });
-            await client.ConnectAsync(TestContext.Current.CancellationToken);
+            await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port, ProtocolVersion = MqttProtocolVersion.V500 },
+                TestContext.Current.CancellationToken);
 
             // 8 publishers in parallel, each reading a unique timestamp; kill once 600 are acknowledged.
             using var stop = new CancellationTokenSource();
@@ -44,12 +37,12 @@ public sealed class CrashTests
                     try
                     {
                         var result = await client.PublishAsync($"saito/hub-1/{device}/biosensor", Encoding.UTF8.GetBytes(payload), MqttQoS.AtLeastOnce);
-                        if (result.ReasonCode == MqttReasonCode.Success)
+                        if (result == MqttReasonCode.Success)
                         {
                             acknowledged.Add(i);
                         }
                     }
-                    catch (Exception ex) when (ex is MqttClientDisconnectedException or ObjectDisposedException or IOException or InvalidOperationException)
+                    catch (TestHubDisconnectedException)
                     {
                         return; // the server is gone
                     }

@@ -1,7 +1,6 @@
 using System.Text;
 using Microsoft.Data.Sqlite;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -20,8 +19,7 @@ public sealed class DatabaseRefusalTests
 
         await RefuseHeartRateAsync(storage, 123.5, TestContext.Current.CancellationToken);
 
-        await using var client = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = saito.Port });
-        await client.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, TestContext.Current.CancellationToken);
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 10_000;
         double[] heartRates = [70, 71, 123.5, 72, 73, 74];
         var publishes = heartRates.Select((hr, i) => client.PublishAsync("saito/hub-1/wrist-refused/biosensor",
@@ -29,7 +27,7 @@ public sealed class DatabaseRefusalTests
             cancellationToken: TestContext.Current.CancellationToken)).ToList();
 
         var results = await Task.WhenAll(publishes).WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken);
-        results.ShouldAllBe(r => r.ReasonCode == MqttReasonCode.Success, "every message is accounted for: stored, or stored as a dead letter");
+        results.ShouldAllBe(r => r == MqttReasonCode.Success, "every message is accounted for: stored, or stored as a dead letter");
 
         int id = (await saito.Store.LoadDevicesAsync(TestContext.Current.CancellationToken))["wrist-refused"];
         var stored = await saito.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, id, TestContext.Current.CancellationToken);
@@ -94,10 +92,9 @@ public sealed class DatabaseRefusalTests
     /// <summary>Publishes one message at QoS 1, checks it is acknowledged, and returns the one dead letter stored.</summary>
     private static async Task<DeadLetter> PublishAndReadTheDeadLetterAsync(SaitoServer saito, string topic, byte[] payload, CancellationToken ct)
     {
-        await using var client = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = saito.Port });
-        await client.ConnectAsync(ct);
+        await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, ct);
         var result = await client.PublishAsync(topic, payload, MqttQoS.AtLeastOnce, cancellationToken: ct).WaitAsync(TimeSpan.FromSeconds(30), ct);
-        result.ReasonCode.ShouldBe(MqttReasonCode.Success);
+        result.ShouldBe(MqttReasonCode.Success);
         return (await saito.Store.ReadDeadLettersAsync(10, ct)).ShouldHaveSingleItem();
     }
 

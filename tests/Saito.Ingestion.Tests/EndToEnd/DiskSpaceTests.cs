@@ -5,7 +5,6 @@ using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Ingestion.Pipeline;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Storage.Keys;
@@ -26,12 +25,11 @@ public sealed class DiskSpaceTests
         await using var storage = new SqliteTestStorage();
         await using var volume = await TmpfsVolume.MountAsync(storage.Directory, sizeMegabytes: 24);
         await using var saito = await SaitoServer.StartAsync(storage, ["Storage:MinFreeDiskMegabytes=8"]);
-        await using var hub = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = saito.Port });
-        await hub.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, TestContext.Current.CancellationToken);
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 30_000;
-        Task<MqttPublishResult> Publish(int i) => hub.PublishAsync("saito/hub-1/wrist-disk/biosensor",
+        Task<MqttReasonCode> Publish(int i) => hub.PublishAsync("saito/hub-1/wrist-disk/biosensor",
             Encoding.UTF8.GetBytes($"{{\"ts\":{baseMs + i},\"hr\":{60 + i}}}"), MqttQoS.AtLeastOnce, cancellationToken: TestContext.Current.CancellationToken);
-        (await Publish(0)).ReasonCode.ShouldBe(MqttReasonCode.Success);
+        (await Publish(0)).ShouldBe(MqttReasonCode.Success);
 
         string filler = Path.Combine(storage.Directory, "filler");
         await FillUntilFreeAsync(filler, volume.FreeBytes, leaveMegabytes: 4);
@@ -46,7 +44,7 @@ public sealed class DiskSpaceTests
 
         File.Delete(filler);
 
-        (await held.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ReasonCode.ShouldBe(MqttReasonCode.Success);
+        (await held.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ShouldBe(MqttReasonCode.Success);
         (await saito.Store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, TestContext.Current.CancellationToken)).ShouldBe(2);
         await saito.WaitForHealthAsync((code, _) => code == HttpStatusCode.OK);
     }

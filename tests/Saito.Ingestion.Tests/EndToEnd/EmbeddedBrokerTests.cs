@@ -3,7 +3,6 @@ using System.Net;
 using System.Text;
 using Microsoft.Data.Sqlite;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -91,8 +90,7 @@ public sealed class EmbeddedBrokerTests : IAsyncLifetime
     [InlineData(MqttProtocolVersion.V500, MqttQoS.ExactlyOnce)]
     public async Task An_acknowledged_reading_is_already_in_the_database(MqttProtocolVersion version, MqttQoS qos)
     {
-        await using var client = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = Saito.Port, ProtocolVersion = version });
-        await client.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = Saito.Port, ProtocolVersion = version }, TestContext.Current.CancellationToken);
         string device = "wrist-" + Guid.NewGuid().ToString("N")[..8];
         var start = DateTime.UtcNow.AddMinutes(-1);
         for (int i = 0; i < 20; i++)
@@ -100,7 +98,7 @@ public sealed class EmbeddedBrokerTests : IAsyncLifetime
             var result = await client.PublishAsync($"saito/hub-1/{device}/pressure",
                 Encoding.UTF8.GetBytes($"{{\"ts\":{new DateTimeOffset(start).ToUnixTimeMilliseconds() + i},\"ch\":{i % 4},\"kpa\":{10 + i}}}"),
                 qos, cancellationToken: TestContext.Current.CancellationToken);
-            result.ReasonCode.ShouldBe(MqttReasonCode.Success);
+            result.ShouldBe(MqttReasonCode.Success);
 
             // No waiting: the acknowledgement left only after the commit.
             int id = (await Saito.Store.LoadDevicesAsync(TestContext.Current.CancellationToken))[device];
@@ -168,8 +166,7 @@ public sealed class EmbeddedBrokerTests : IAsyncLifetime
     public async Task A_locked_database_holds_the_acknowledgement_and_turns_health_unhealthy_until_it_is_released()
     {
         string device = "wrist-" + Guid.NewGuid().ToString("N")[..8];
-        await using var client = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = Saito.Port });
-        await client.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = Saito.Port }, TestContext.Current.CancellationToken);
         // Register the device first, so only the reading's write meets the lock.
         await client.PublishAsync($"saito/hub-1/{device}/biosensor", Encoding.UTF8.GetBytes($"{{\"ts\":\"{Iso(DateTime.UtcNow.AddSeconds(-5))}\",\"hr\":60}}"),
             MqttQoS.AtLeastOnce, cancellationToken: TestContext.Current.CancellationToken);
@@ -203,7 +200,7 @@ public sealed class EmbeddedBrokerTests : IAsyncLifetime
         }
 
         await blocker.DisposeAsync();
-        (await publish.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ReasonCode.ShouldBe(MqttReasonCode.Success);
+        (await publish.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ShouldBe(MqttReasonCode.Success);
         (await WaitForDeviceReadingsAsync(ReadingKind.Biosensor, device, 2)).Count.ShouldBe(2);
         (await Saito.GetHealthAsync()).StatusCode.ShouldBe(HttpStatusCode.OK, "healthy again once a write went through");
     }

@@ -2,7 +2,6 @@ using System.Net;
 using System.Text;
 using Microsoft.Data.Sqlite;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
 
@@ -21,12 +20,12 @@ namespace Saito.Ingestion.Tests.EndToEnd;
 public sealed class ExternalBrokerFailureTests
 {
     [Theory]
-    [MemberData(nameof(ExternalBrokerTests.ClientsAndVersions), MemberType = typeof(ExternalBrokerTests))]
-    public async Task A_message_saito_cannot_store_is_not_acknowledged_and_is_stored_once_the_cause_is_gone(string client, string protocolVersion)
+    [MemberData(nameof(ExternalBrokerTests.Versions), MemberType = typeof(ExternalBrokerTests))]
+    public async Task A_message_saito_cannot_store_is_not_acknowledged_and_is_stored_once_the_cause_is_gone(string protocolVersion)
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-refused", protocolVersion, client));
+        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-refused", protocolVersion));
         await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
         await RefuseWritesAsync(storage, refuse: true);
 
@@ -40,15 +39,14 @@ public sealed class ExternalBrokerFailureTests
         (await saito.GetHealthAsync()).StatusCode.ShouldBe(HttpStatusCode.OK, "healthy again once the message is stored");
     }
 
-    [Theory]
-    [MemberData(nameof(ExternalBrokerTests.Clients), MemberType = typeof(ExternalBrokerTests))]
-    public async Task A_message_saito_could_not_store_before_it_stopped_is_sent_again_by_the_broker_and_stored_by_the_next_start(string client)
+    [Fact]
+    public async Task A_message_saito_could_not_store_before_it_stopped_is_sent_again_by_the_broker_and_stored_by_the_next_start()
     {
         // If Saito had acknowledged the message while failing (as success, or as a 5.0 refusal), Mosquitto would have
         // forgotten it, and the next Saito with the same session would never see it.
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using (var first = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0", client)))
+        await using (var first = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0")))
         {
             await ExternalBrokerTests.WaitForSubscriptionAsync(first);
             await RefuseWritesAsync(storage, refuse: true);
@@ -57,14 +55,14 @@ public sealed class ExternalBrokerFailureTests
         }
 
         await RefuseWritesAsync(storage, refuse: false);
-        await using var second = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0", client));
+        await using var second = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0"));
 
         (await second.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
     }
 
-    private static string[] Settings(MosquittoInstance mosquitto, string clientId, string protocolVersion, string client) =>
+    private static string[] Settings(MosquittoInstance mosquitto, string clientId, string protocolVersion) =>
     [
-        .. ExternalBrokerTests.Settings(client),
+        .. ExternalBrokerTests.Settings,
         $"Mqtt:External:Port={mosquitto.Port}",
         $"Mqtt:External:ClientId={clientId}",
         $"Mqtt:External:ProtocolVersion={protocolVersion}",
@@ -72,12 +70,11 @@ public sealed class ExternalBrokerFailureTests
 
     private static async Task PublishReadingAsync(MosquittoInstance mosquitto, string device)
     {
-        await using var hub = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = mosquitto.Port });
-        await hub.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = mosquitto.Port }, TestContext.Current.CancellationToken);
         var result = await hub.PublishAsync($"saito/hub-1/{device}/biosensor",
             Encoding.UTF8.GetBytes($"{{\"ts\":{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000},\"hr\":71}}"), MqttQoS.AtLeastOnce,
             cancellationToken: TestContext.Current.CancellationToken);
-        result.ReasonCode.ShouldBe(MqttReasonCode.Success, "Mosquitto took the message and has a subscriber for it");
+        result.ShouldBe(MqttReasonCode.Success, "Mosquitto took the message and has a subscriber for it");
     }
 
     /// <summary>Waits until Saito has tried the message and says on /health that it holds it.</summary>

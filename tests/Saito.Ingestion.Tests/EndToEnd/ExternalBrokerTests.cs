@@ -1,6 +1,5 @@
 using System.Text;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
 
@@ -12,24 +11,18 @@ namespace Saito.Ingestion.Tests.EndToEnd;
 /// </summary>
 public sealed class ExternalBrokerTests
 {
-    /// <summary>Every test runs on both clients external mode can use (<c>Mqtt:External:Client</c>): Saito's and MQTTnet's.</summary>
-    public static readonly TheoryData<string> Clients = ["saito", "mqttnet"];
+    public static readonly TheoryData<string> Versions = ["3.1.1", "5.0"];
 
-    public static readonly TheoryData<string, string> ClientsAndVersions = new()
-    {
-        { "saito", "3.1.1" }, { "saito", "5.0" }, { "mqttnet", "3.1.1" }, { "mqttnet", "5.0" },
-    };
-
-    internal static string[] Settings(string client) => ["Mqtt:Mode=external", "Mqtt:External:Host=127.0.0.1", $"Mqtt:External:Client={client}"];
+    internal static readonly string[] Settings = ["Mqtt:Mode=external", "Mqtt:External:Host=127.0.0.1"];
 
     [Theory]
-    [MemberData(nameof(ClientsAndVersions))]
-    public async Task Readings_published_to_mosquitto_are_stored_by_saito_behind_it(string client, string protocolVersion)
+    [MemberData(nameof(Versions))]
+    public async Task Readings_published_to_mosquitto_are_stored_by_saito_behind_it(string protocolVersion)
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
         await using var saito = await SaitoServer.StartAsync(storage,
-            [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-a", $"Mqtt:External:ProtocolVersion={protocolVersion}"]);
+            [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-a", $"Mqtt:External:ProtocolVersion={protocolVersion}"]);
         await WaitForSubscriptionAsync(saito);
 
         string device = "wrist-" + Guid.NewGuid().ToString("N")[..8];
@@ -40,14 +33,13 @@ public sealed class ExternalBrokerTests
         (await saito.WaitForCountAsync(ReadingKind.Biosensor, 5)).ShouldBe(5);
     }
 
-    [Theory]
-    [MemberData(nameof(Clients))]
-    public async Task Two_saito_instances_split_one_stream_through_a_shared_subscription_and_store_it_once(string client)
+    [Fact]
+    public async Task Two_saito_instances_split_one_stream_through_a_shared_subscription_and_store_it_once()
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = await PostgresTestStorage.CreateAsync();
-        await using var first = await SaitoServer.StartAsync(storage, [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-1"]);
-        await using var second = await SaitoServer.StartAsync(storage, [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-2"]);
+        await using var first = await SaitoServer.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-1"]);
+        await using var second = await SaitoServer.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-2"]);
         await WaitForSubscriptionAsync(first);
         await WaitForSubscriptionAsync(second);
 
@@ -59,16 +51,15 @@ public sealed class ExternalBrokerTests
         (first.Metrics.ReadingsStoredTotal + second.Metrics.ReadingsStoredTotal).ShouldBe(400);
     }
 
-    [Theory]
-    [MemberData(nameof(Clients))]
-    public async Task A_broker_restart_mid_stream_loses_nothing(string client)
+    [Fact]
+    public async Task A_broker_restart_mid_stream_loses_nothing()
     {
         // Mosquitto keeps sessions across a restart only with persistence on (saved when it stops), and keeps plain
         // subscriptions but not shared ones (Mosquitto 2.0), so this Saito subscribes without a shared group.
         await using var mosquitto = await MosquittoInstance.StartAsync($"persistence true\npersistence_location {PersistenceDirectory()}\n");
         await using var storage = new SqliteTestStorage();
         await using var saito = await SaitoServer.StartAsync(storage,
-            [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-restart", "Mqtt:External:SharedGroup="]);
+            [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-restart", "Mqtt:External:SharedGroup="]);
         await WaitForSubscriptionAsync(saito);
 
         const int total = 600;
@@ -84,13 +75,12 @@ public sealed class ExternalBrokerTests
         (await saito.WaitForCountAsync(ReadingKind.Pressure, total, TimeSpan.FromSeconds(60))).ShouldBe(total);
     }
 
-    [Theory]
-    [MemberData(nameof(Clients))]
-    public async Task After_a_broker_restart_saito_subscribes_again_to_its_shared_subscription(string client)
+    [Fact]
+    public async Task After_a_broker_restart_saito_subscribes_again_to_its_shared_subscription()
     {
         await using var mosquitto = await MosquittoInstance.StartAsync($"persistence true\npersistence_location {PersistenceDirectory()}\n");
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, [.. Settings(client), $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-shared"]);
+        await using var saito = await SaitoServer.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-shared"]);
         await WaitForSubscriptionAsync(saito);
         await PublishReadingsAsync(mosquitto.Port, "mat-before", 10, _ => Task.CompletedTask);
 
@@ -99,13 +89,12 @@ public sealed class ExternalBrokerTests
 
         // Mosquitto restored Saito's session without its shared subscription, and says so to a 5.0 publisher
         // (0x10, no matching subscribers) until Saito has subscribed again.
-        await using var hub = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = mosquitto.Port });
-        await hub.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = mosquitto.Port }, TestContext.Current.CancellationToken);
         var payload = Encoding.UTF8.GetBytes($"{{\"ts\":{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000},\"ch\":1,\"kpa\":9}}");
         var deadline = DateTime.UtcNow.AddSeconds(30);
         MqttReasonCode code;
-        while ((code = (await hub.PublishAsync("saito/hub-1/mat-after/pressure", payload, MqttQoS.AtLeastOnce,
-                   cancellationToken: TestContext.Current.CancellationToken)).ReasonCode) == MqttReasonCode.NoMatchingSubscribers && DateTime.UtcNow < deadline)
+        while ((code = await hub.PublishAsync("saito/hub-1/mat-after/pressure", payload, MqttQoS.AtLeastOnce,
+                   cancellationToken: TestContext.Current.CancellationToken)) == MqttReasonCode.NoMatchingSubscribers && DateTime.UtcNow < deadline)
         {
             await Task.Delay(200, TestContext.Current.CancellationToken);
         }
@@ -133,16 +122,9 @@ public sealed class ExternalBrokerTests
     /// </summary>
     private static async Task PublishReadingsAsync(int port, string device, int count, Func<int, Task> afterEach)
     {
-        await using var client = new MqttClient(new MqttClientOptions
-        {
-            Host = "127.0.0.1",
-            Port = port,
-            ClientId = "hub-" + Guid.NewGuid().ToString("N")[..8],
-            CleanStart = false,
-            SessionExpiry = TimeSpan.FromMinutes(5),
-            Reconnect = { InitialDelay = TimeSpan.FromMilliseconds(200), MaxDelay = TimeSpan.FromSeconds(1) },
-        });
-        await client.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var client = await TestHub.ConnectAsync(
+            new TestHubOptions { Port = port, CleanStart = false, SessionExpiry = TimeSpan.FromMinutes(5), Reconnect = true },
+            TestContext.Current.CancellationToken);
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 60_000;
         for (int i = 0; i < count; i++)
         {
@@ -153,10 +135,10 @@ public sealed class ExternalBrokerTests
                 {
                     var result = await client.PublishAsync($"saito/hub-1/{device}/pressure", payload, MqttQoS.AtLeastOnce,
                         cancellationToken: TestContext.Current.CancellationToken);
-                    result.ReasonCode.ShouldBe(MqttReasonCode.Success);
+                    result.ShouldBe(MqttReasonCode.Success);
                     break;
                 }
-                catch (MqttClientDisconnectedException) when (attempt < 50)
+                catch (TestHubDisconnectedException) when (attempt < 50)
                 {
                     await Task.Delay(200, TestContext.Current.CancellationToken);
                 }

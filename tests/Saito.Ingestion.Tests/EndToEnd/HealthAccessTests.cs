@@ -7,7 +7,6 @@ using Microsoft.AspNetCore.Http;
 using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Server;
 
@@ -125,8 +124,7 @@ public sealed class HealthAccessTests
             await begin.ExecuteNonQueryAsync(TestContext.Current.CancellationToken);
         }
 
-        await using var hub = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = saito.Port });
-        await hub.ConnectAsync(TestContext.Current.CancellationToken);
+        await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, TestContext.Current.CancellationToken);
         var held = hub.PublishAsync("saito/hub-1/wrist-health/biosensor",
             Encoding.UTF8.GetBytes($"{{\"ts\":{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000},\"hr\":70}}"), MqttQoS.AtLeastOnce,
             cancellationToken: TestContext.Current.CancellationToken);
@@ -149,7 +147,7 @@ public sealed class HealthAccessTests
             await rollback.ExecuteNonQueryAsync(TestContext.Current.CancellationToken);
         }
 
-        (await held.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ReasonCode.ShouldBe(MqttReasonCode.Success);
+        (await held.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ShouldBe(MqttReasonCode.Success);
     }
 
     private static async Task<HttpResponseMessage> GetHealthAsync(SaitoServer saito, RemoteAddress remote, IPAddress? from)

@@ -1,6 +1,5 @@
 using System.Text;
 using Saito.Ingestion.Tests.Infrastructure;
-using Saito.Mqtt.Client;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -26,12 +25,11 @@ public sealed class RejectionLimitTests
         elements.InsertRange(5000, Enumerable.Range(0, 5).Select(i => FormattableString.Invariant($$"""{"ts":{{nowMs - 1000 + i}},"hr":{{70 + i}}}""")));
         byte[] payload = Encoding.UTF8.GetBytes("[" + string.Join(",", elements) + "]");
 
-        await using var client = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = saito.Port });
-        await client.ConnectAsync(Ct);
+        await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, Ct);
         var result = await client.PublishAsync("saito/hub-1/wrist-hostile/biosensor", payload, MqttQoS.AtLeastOnce, cancellationToken: Ct)
             .WaitAsync(TimeSpan.FromSeconds(60), Ct);
 
-        result.ReasonCode.ShouldBe(MqttReasonCode.Success);
+        result.ShouldBe(MqttReasonCode.Success);
         var letters = await saito.Store.ReadDeadLettersAsync(20_000, Ct);
         letters.Count.ShouldBe(101);
         var summary = letters[0]; // newest first: the summary is written last
@@ -50,8 +48,7 @@ public sealed class RejectionLimitTests
     {
         await using var storage = new SqliteTestStorage();
         await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=3"]);
-        await using var client = new MqttClient(new MqttClientOptions { Host = "127.0.0.1", Port = saito.Port });
-        await client.ConnectAsync(Ct);
+        await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, Ct);
         long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000;
         int sent = 0;
         async Task PublishAsync(string hub, string device)
@@ -59,7 +56,7 @@ public sealed class RejectionLimitTests
             byte[] payload = Encoding.UTF8.GetBytes(FormattableString.Invariant($$"""{"ts":{{nowMs + sent++}},"hr":72}"""));
             var result = await client.PublishAsync($"saito/{hub}/{device}/biosensor", payload, MqttQoS.AtLeastOnce, cancellationToken: Ct)
                 .WaitAsync(TimeSpan.FromSeconds(30), Ct);
-            result.ReasonCode.ShouldBe(MqttReasonCode.Success);
+            result.ShouldBe(MqttReasonCode.Success);
         }
 
         foreach (string device in new[] { "wrist-1", "wrist-2", "wrist-3", "wrist-4", "wrist-1", "wrist-5" })
@@ -70,7 +67,7 @@ public sealed class RejectionLimitTests
         await PublishAsync("hub-2", "wrist-6");
         var hello = await client.PublishAsync("saito/hub-1/wrist-7/hello", """{"kind":"biosensor"}"""u8.ToArray(), MqttQoS.AtLeastOnce, cancellationToken: Ct)
             .WaitAsync(TimeSpan.FromSeconds(30), Ct);
-        hello.ReasonCode.ShouldBe(MqttReasonCode.Success);
+        hello.ShouldBe(MqttReasonCode.Success);
 
         var devices = await saito.Store.LoadDevicesAsync(Ct);
         devices.Keys.ShouldBe(["wrist-1", "wrist-2", "wrist-3", "wrist-6"], ignoreOrder: true);

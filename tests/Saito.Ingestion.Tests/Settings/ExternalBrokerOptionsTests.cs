@@ -64,6 +64,25 @@ public sealed class ExternalBrokerOptionsTests
         Validate(new ExternalBrokerOptions { Host = "broker.school.lan" }).Succeeded.ShouldBeTrue();
     }
 
+    [Theory]
+    [InlineData("KeepAliveSeconds")]
+    [InlineData("SessionExpirySeconds")]
+    [InlineData("Password")]
+    public void Settings_the_mqtt_client_cannot_send_are_refused(string setting)
+    {
+        var options = setting switch
+        {
+            "KeepAliveSeconds" => new ExternalBrokerOptions { KeepAliveSeconds = 65536 },
+            "SessionExpirySeconds" => new ExternalBrokerOptions { SessionExpirySeconds = -1 },
+            _ => new ExternalBrokerOptions { ProtocolVersion = "3.1.1", Password = "secret" },
+        };
+
+        var result = Validate(options);
+
+        result.Succeeded.ShouldBeFalse();
+        (result.FailureMessage ?? "").ShouldContain($"Mqtt:External:{setting}");
+    }
+
     [Fact]
     public void Tls_and_the_opt_out_are_off_unless_set()
     {
