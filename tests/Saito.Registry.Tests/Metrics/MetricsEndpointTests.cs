@@ -29,8 +29,16 @@ public sealed partial class MetricsEndpointTests
     [Fact]
     public async Task A_scrape_counts_the_readings_stored_and_the_dead_letter_by_reason_and_kind()
     {
-        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, [$"Metrics:ScrapeToken={Token}"]);
-        var endpoint = new BrokerEndpoint("saito", "127.0.0.1", server.MqttPort, null, null, null);
+        // Saito as its own process, as Prometheus sees it: in this test process every other in-process Saito's meters
+        // of the same names would be heard by this one's OpenTelemetry listener too.
+        var folder = Directory.CreateTempSubdirectory("saito-metrics-");
+        await using var cleanup = new FolderCleanup(folder);
+        int httpPort = FreePort.Next();
+        await using var server = await SaitoServerProcess.StartAsync(new SaitoServerStart
+        {
+            Arguments = [$"--urls=http://127.0.0.1:{httpPort}", $"--Storage:DataPath={folder.FullName}", $"--Metrics:ScrapeToken={Token}"],
+        }, Ct);
+        var endpoint = new BrokerEndpoint("saito", "127.0.0.1", server.Port, null, null, null);
         string ts = DateTime.UtcNow.AddMinutes(-1).ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture);
         // Five biosensor readings (one of them a string where hr is a number), and two pressure readings.
         string biosensor = "[" + string.Join(",", Enumerable.Range(0, 5).Select(i => i == 2
@@ -41,7 +49,8 @@ public sealed partial class MetricsEndpointTests
             [OutgoingMessage.Text("saito/hub-m/wrist-m1/biosensor", biosensor), OutgoingMessage.Text("saito/hub-m/mat-m1/pressure", pressure)],
             new ClientOptions { QoS = 1 }, Ct);
 
-        using var prometheus = WithToken(server, Token);
+        using var prometheus = new HttpClient { BaseAddress = new Uri($"http://127.0.0.1:{httpPort}") };
+        prometheus.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", Token);
         string scrape = await ScrapeUntilAsync(prometheus, text =>
             Value(text, "saito_ingestion_readings_stored_total", "kind=\"biosensor\"") == 4
             && Value(text, "saito_ingestion_readings_stored_total", "kind=\"pressure\"") == 2
@@ -64,7 +73,7 @@ public sealed partial class MetricsEndpointTests
         scrape.ShouldNotContain("wrist-m1");
         scrape.ShouldNotContain("hub-m");
 
-        using var anonymous = server.Anonymous();
+        using var anonymous = new HttpClient { BaseAddress = prometheus.BaseAddress };
         using var local = await anonymous.GetAsync("/metrics", Ct);
         local.StatusCode.ShouldBe(HttpStatusCode.OK, "anonymous from loopback, Metrics:AllowLoopback defaulting to true");
     }
@@ -172,4 +181,14 @@ public sealed partial class MetricsEndpointTests
 
     [GeneratedRegex(@"^(?<name>[a-z_]+)(\{(?<labels>[^}]*)\})? (?<value>\S+)", RegexOptions.Multiline)]
     private static partial Regex Series();
+
+    /// <summary>Deletes the server's folder after the server (declared before it, so disposed after it).</summary>
+    private sealed class FolderCleanup(DirectoryInfo folder) : IAsyncDisposable
+    {
+        public ValueTask DisposeAsync()
+        {
+            folder.Delete(recursive: true);
+            return ValueTask.CompletedTask;
+        }
+    }
 }
