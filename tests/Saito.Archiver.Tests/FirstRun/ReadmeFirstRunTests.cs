@@ -21,7 +21,7 @@ public sealed partial class ReadmeFirstRunTests
     public async Task The_readme_run_steps_work_word_for_word_from_a_fresh_copy_of_the_repository()
     {
         var ct = TestContext.Current.CancellationToken;
-        string root = RepositoryRoot();
+        string root = RepositoryRoot.Path;
         string readme = await File.ReadAllTextAsync(Path.Combine(root, "README.md"), ct);
         var commands = RunItCommands(readme);
         string serve = commands.FirstOrDefault(c => c == "dotnet run --project src/Saito.Server")
@@ -136,19 +136,6 @@ public sealed partial class ReadmeFirstRunTests
         }
 
         return commands;
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var folder = new DirectoryInfo(AppContext.BaseDirectory); folder is not null; folder = folder.Parent)
-        {
-            if (File.Exists(Path.Combine(folder.FullName, "Saito.sln")) && File.Exists(Path.Combine(folder.FullName, "README.md")))
-            {
-                return folder.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No Saito.sln above {AppContext.BaseDirectory}");
     }
 
     /// <summary>What a clone holds: the files git tracks or would track (ignored ones such as bin/ and obj/ left out).</summary>

@@ -11,7 +11,7 @@ internal sealed record SettingUse(string Key, string Written, string File, int L
 /// <summary>The files in deploy/ (and the operations guide), and the Saito settings written in them.</summary>
 internal static partial class DeployFiles
 {
-    public static string Root { get; } = FindRoot();
+    public static string Root => RepositoryRoot.Path;
 
     public static string DeployFolder => Path.Combine(Root, "deploy");
 
@@ -70,17 +70,4 @@ internal static partial class DeployFiles
 
     [GeneratedRegex(@"(?<![A-Za-z0-9-])--(?<key>[A-Za-z][A-Za-z0-9]*(?::[A-Za-z0-9]+)+)=")]
     private static partial Regex Argument();
-
-    private static string FindRoot()
-    {
-        for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "Saito.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No Saito.sln above {AppContext.BaseDirectory}");
-    }
 }

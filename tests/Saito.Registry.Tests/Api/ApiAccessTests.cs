@@ -99,21 +99,10 @@ public sealed partial class ApiAccessTests : IAsyncLifetime
 
     private static Dictionary<string, string> DocumentedEndpoints()
     {
-        string docs = File.ReadAllText(Path.Combine(RepositoryRoot(), "docs", "api.md"));
+        string docs = File.ReadAllText(Path.Combine(RepositoryRoot.Path, "docs", "api.md"));
         var rows = TableRow().Matches(docs).ToDictionary(m => $"{m.Groups[1].Value} {m.Groups[2].Value}", m => m.Groups[3].Value.Trim(), StringComparer.Ordinal);
         rows.Count.ShouldBeGreaterThan(20, "docs/api.md's table was not found");
         return rows;
-    }
-
-    internal static string RepositoryRoot()
-    {
-        var directory = new DirectoryInfo(AppContext.BaseDirectory);
-        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "Saito.sln")))
-        {
-            directory = directory.Parent;
-        }
-
-        return directory?.FullName ?? throw new InvalidOperationException("Saito.sln not found above " + AppContext.BaseDirectory);
     }
 
     [GeneratedRegex(@"^\| `(GET|POST|PUT|DELETE|PATCH) (/api/[^`]*)` \| ([^|]+) \|$", RegexOptions.Multiline)]

@@ -3,7 +3,6 @@ using Microsoft.SqlServer.TransactSql.ScriptDom;
 using Npgsql;
 using Saito.Registry.Data;
 using Saito.Registry.Hosting;
-using Saito.Registry.Tests.Api;
 using Saito.Registry.Tests.Infrastructure;
 using Saito.Server.Registry;
 using Saito.Storage;
@@ -32,7 +31,7 @@ public sealed class RegistryScriptTests(PostgresServer postgres) : IClassFixture
     public void The_committed_script_is_what_the_migrations_generate(StorageProvider provider, string file)
     {
         string generated = Generate(provider);
-        string path = Path.Combine(ApiAccessTests.RepositoryRoot(), file);
+        string path = Path.Combine(RepositoryRoot.Path, file);
         if (Environment.GetEnvironmentVariable("SAITO_REGENERATE_SQL") == "1")
         {
             File.WriteAllText(path, generated);

@@ -4,7 +4,6 @@ using Npgsql;
 using Saito.Storage.Keys;
 using Saito.Storage.Postgres;
 using Saito.Storage.Sqlite;
-using Saito.Storage.Tests.Infrastructure;
 using Saito.Storage.Tests.Sqlite;
 
 namespace Saito.Storage.Tests.Schema;

@@ -18,7 +18,7 @@ public sealed class SqlServerSqlScriptTests
     [Fact]
     public void Committed_script_is_what_the_store_runs()
     {
-        string path = Path.Combine(RepositoryRoot(), RelativePath);
+        string path = Path.Combine(RepositoryRoot.Path, RelativePath);
         string generated = SqlServerSchema.Script();
         if (Environment.GetEnvironmentVariable("SAITO_REGENERATE_SQL") == "1")
         {
@@ -63,20 +63,6 @@ public sealed class SqlServerSqlScriptTests
         alters.ShouldAllBe(line => line.StartsWith("-- ", StringComparison.Ordinal));
         lines.ShouldContain(line => line.Contains("FILENAME = N'/var/opt/mssql/data/fast/saito_saito_hot.ndf'", StringComparison.Ordinal));
         lines.ShouldNotContain(line => !line.StartsWith("--", StringComparison.Ordinal) && line.Contains("saito_hot", StringComparison.Ordinal));
-    }
-
-    /// <summary>The folder holding Saito.sln, walking up from the test binaries.</summary>
-    internal static string RepositoryRoot()
-    {
-        for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "Saito.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No Saito.sln above {AppContext.BaseDirectory}: run the tests from the repository.");
     }
 
     private static int Occurrences(string text, string value)

@@ -1,4 +1,4 @@
-namespace Saito.Storage.Tests.Infrastructure;
+namespace Saito.Testing;
 
 /// <summary>The repository's root folder (the one holding Saito.sln), found from the test binaries upward.</summary>
 public static class RepositoryRoot
