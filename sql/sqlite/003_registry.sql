@@ -248,3 +248,67 @@ VALUES ('20261126035239_Initial', '10.0.15');
 
 COMMIT;
 
+BEGIN TRANSACTION;
+CREATE TABLE "alert" (
+    "id" TEXT NOT NULL CONSTRAINT "pk_alert" PRIMARY KEY,
+    "owner_id" INTEGER NOT NULL,
+    "class_id" INTEGER NULL,
+    "kind" TEXT NOT NULL,
+    "raised_at" INTEGER NOT NULL,
+    "level" INTEGER NOT NULL,
+    "value" REAL NULL,
+    "detail" TEXT NOT NULL,
+    "escalated_at" INTEGER NULL,
+    "acknowledged_at" INTEGER NULL,
+    "acknowledged_by" TEXT NULL,
+    "cleared_at" INTEGER NULL,
+    CONSTRAINT "fk_alert_owner_id" FOREIGN KEY ("owner_id") REFERENCES "owner" ("id") ON DELETE RESTRICT
+);
+
+CREATE TABLE "class_staff" (
+    "class_id" INTEGER NOT NULL,
+    "user_id" INTEGER NOT NULL,
+    "added_at" INTEGER NOT NULL,
+    CONSTRAINT "pk_class_staff" PRIMARY KEY ("class_id", "user_id"),
+    CONSTRAINT "fk_class_staff_class_id" FOREIGN KEY ("class_id") REFERENCES "school_class" ("id") ON DELETE CASCADE,
+    CONSTRAINT "fk_class_staff_user_id" FOREIGN KEY ("user_id") REFERENCES "staff_user" ("id") ON DELETE CASCADE
+);
+
+CREATE TABLE "owner_alert_threshold" (
+    "owner_id" INTEGER NOT NULL CONSTRAINT "pk_owner_alert_threshold" PRIMARY KEY,
+    "resting_heart_rate" REAL NULL,
+    "tachycardia_factor" REAL NULL,
+    "heart_rate_max" REAL NULL,
+    "heart_rate_min" REAL NULL,
+    "overheat_celsius" REAL NULL,
+    "note" TEXT NULL,
+    "set_by" TEXT NOT NULL,
+    "set_at" INTEGER NOT NULL,
+    "version" INTEGER NOT NULL,
+    CONSTRAINT "fk_owner_alert_threshold_owner_id" FOREIGN KEY ("owner_id") REFERENCES "owner" ("id") ON DELETE CASCADE
+);
+
+CREATE TABLE "vitals_view" (
+    "id" INTEGER NOT NULL CONSTRAINT "pk_vitals_view" PRIMARY KEY AUTOINCREMENT,
+    "owner_id" INTEGER NOT NULL,
+    "user_name" TEXT NOT NULL,
+    "at" INTEGER NOT NULL,
+    "via" TEXT NOT NULL,
+    CONSTRAINT "fk_vitals_view_owner_id" FOREIGN KEY ("owner_id") REFERENCES "owner" ("id") ON DELETE RESTRICT
+);
+
+CREATE INDEX "ix_alert_owner_id_raised_at" ON "alert" ("owner_id", "raised_at");
+
+CREATE INDEX "ix_alert_raised_at" ON "alert" ("raised_at");
+
+CREATE INDEX "ix_class_staff_user_id" ON "class_staff" ("user_id");
+
+CREATE INDEX "ix_vitals_view_at" ON "vitals_view" ("at");
+
+CREATE INDEX "ix_vitals_view_owner_id_at" ON "vitals_view" ("owner_id", "at");
+
+INSERT INTO "__EFMigrationsHistory" ("MigrationId", "ProductVersion")
+VALUES ('20261126102417_Dashboard', '10.0.15');
+
+COMMIT;
+

@@ -505,3 +505,131 @@ END;
 COMMIT;
 GO
 
+BEGIN TRANSACTION;
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE TABLE [alert] (
+        [id] uniqueidentifier NOT NULL,
+        [owner_id] int NOT NULL,
+        [class_id] int NULL,
+        [kind] nvarchar(32) NOT NULL,
+        [raised_at] datetime2(6) NOT NULL,
+        [level] int NOT NULL,
+        [value] float NULL,
+        [detail] nvarchar(1000) NOT NULL,
+        [escalated_at] datetime2(6) NULL,
+        [acknowledged_at] datetime2(6) NULL,
+        [acknowledged_by] nvarchar(200) NULL,
+        [cleared_at] datetime2(6) NULL,
+        CONSTRAINT [pk_alert] PRIMARY KEY ([id]),
+        CONSTRAINT [fk_alert_owner_id] FOREIGN KEY ([owner_id]) REFERENCES [owner] ([id]) ON DELETE NO ACTION
+    );
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE TABLE [class_staff] (
+        [class_id] int NOT NULL,
+        [user_id] int NOT NULL,
+        [added_at] datetime2(6) NOT NULL,
+        CONSTRAINT [pk_class_staff] PRIMARY KEY ([class_id], [user_id]),
+        CONSTRAINT [fk_class_staff_class_id] FOREIGN KEY ([class_id]) REFERENCES [school_class] ([id]) ON DELETE CASCADE,
+        CONSTRAINT [fk_class_staff_user_id] FOREIGN KEY ([user_id]) REFERENCES [staff_user] ([id]) ON DELETE CASCADE
+    );
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE TABLE [owner_alert_threshold] (
+        [owner_id] int NOT NULL,
+        [resting_heart_rate] float NULL,
+        [tachycardia_factor] float NULL,
+        [heart_rate_max] float NULL,
+        [heart_rate_min] float NULL,
+        [overheat_celsius] float NULL,
+        [note] nvarchar(1000) NULL,
+        [set_by] nvarchar(200) NOT NULL,
+        [set_at] datetime2(6) NOT NULL,
+        [version] int NOT NULL,
+        CONSTRAINT [pk_owner_alert_threshold] PRIMARY KEY ([owner_id]),
+        CONSTRAINT [fk_owner_alert_threshold_owner_id] FOREIGN KEY ([owner_id]) REFERENCES [owner] ([id]) ON DELETE CASCADE
+    );
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE TABLE [vitals_view] (
+        [id] bigint NOT NULL IDENTITY,
+        [owner_id] int NOT NULL,
+        [user_name] nvarchar(200) NOT NULL,
+        [at] datetime2(6) NOT NULL,
+        [via] nvarchar(32) NOT NULL,
+        CONSTRAINT [pk_vitals_view] PRIMARY KEY ([id]),
+        CONSTRAINT [fk_vitals_view_owner_id] FOREIGN KEY ([owner_id]) REFERENCES [owner] ([id]) ON DELETE NO ACTION
+    );
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE INDEX [ix_alert_owner_id_raised_at] ON [alert] ([owner_id], [raised_at]);
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE INDEX [ix_alert_raised_at] ON [alert] ([raised_at]);
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE INDEX [ix_class_staff_user_id] ON [class_staff] ([user_id]);
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE INDEX [ix_vitals_view_at] ON [vitals_view] ([at]);
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    CREATE INDEX [ix_vitals_view_owner_id_at] ON [vitals_view] ([owner_id], [at]);
+END;
+
+IF NOT EXISTS (
+    SELECT * FROM [__EFMigrationsHistory]
+    WHERE [MigrationId] = N'20261126102426_Dashboard'
+)
+BEGIN
+    INSERT INTO [__EFMigrationsHistory] ([MigrationId], [ProductVersion])
+    VALUES (N'20261126102426_Dashboard', N'10.0.15');
+END;
+
+COMMIT;
+GO
+

@@ -2,6 +2,7 @@ using Saito.Ingestion.Hosting;
 using Microsoft.Extensions.Options;
 using Saito.Mqtt.Hosting;
 using Saito.Server.Api;
+using Saito.Server.Dashboard;
 using Saito.Server.Metrics;
 using Saito.Server.Registry;
 using Saito.Server.Security;
@@ -30,6 +31,7 @@ public static class SaitoApp
 
         builder.AddSaitoRegistryGlue();
         builder.AddSaitoApi();
+        builder.AddSaitoDashboard();
         builder.AddSaitoMetrics();
         builder.Services.AddHostedService<TryItReport>();
         builder.Services.AddOptions<ArchiverOptions>().BindConfiguration(ArchiverOptions.SectionName).ValidateOnStart();
@@ -43,6 +45,7 @@ public static class SaitoApp
         var app = builder.Build();
         app.MapHealthChecks("/health", HealthResponse.Options);
         app.MapSaitoApi();
+        app.MapSaitoDashboard();
         app.MapSaitoMetrics();
         if (embedded)
         {

@@ -35,12 +35,14 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly Channel<PendingMessage> _queue;
     private readonly CapacityGate _gate;
     private readonly DiskSpaceGuard _diskSpace;
+    private readonly ICommittedReadingsObserver[] _observers;
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _abandon = new();
     private long _queuedMessages;
 
     public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
-        IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger)
+        IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger,
+        IEnumerable<ICommittedReadingsObserver>? observers = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(resilience);
@@ -51,6 +53,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         _metrics = metrics;
         _retry = resilience.Pipeline;
         _diskSpace = diskSpace;
+        _observers = observers?.ToArray() ?? [];
         _time = timeProvider;
         _logger = logger;
         _queue = Channel.CreateUnbounded<PendingMessage>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
@@ -243,6 +246,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
             _health.MarkSucceeded(_time.GetUtcNow());
             _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), Stopwatch.GetElapsedTime(started).TotalSeconds);
+            NotifyCommitted(batch);
             foreach (var message in messages)
             {
                 _metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt).TotalSeconds);
@@ -279,12 +283,33 @@ public sealed partial class ReadingWriterPool : BackgroundService
         }
     }
 
+    private void NotifyCommitted(ReadingBatch batch)
+    {
+        if (batch.ReadingCount == 0)
+        {
+            return;
+        }
+
+        foreach (var observer in _observers)
+        {
+            try
+            {
+                observer.OnCommitted(batch);
+            }
+            catch (Exception ex)
+            {
+                LogObserverFailed(ex, observer.GetType().Name);
+            }
+        }
+    }
+
     private async Task CommitOneAsync(PendingMessage message, ReadingBatch batch, CancellationToken abandon)
     {
         try
         {
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
             _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), 0);
+            NotifyCommitted(batch);
             message.Complete(WriteOutcome.Committed);
         }
         catch (Exception ex) when (ex is not OperationCanceledException && !_store.IsTransient(ex))
@@ -358,6 +383,9 @@ public sealed partial class ReadingWriterPool : BackgroundService
 
     [LoggerMessage(2016, LogLevel.Warning, "Shutdown timed out with {Messages} message(s) not committed; they were not acknowledged and will be sent again")]
     private partial void LogAbandoned(int messages);
+
+    [LoggerMessage(2019, LogLevel.Error, "{Observer} failed on a committed batch; the readings are stored, the live view may have missed them")]
+    private partial void LogObserverFailed(Exception exception, string observer);
 
     [LoggerMessage(2017, LogLevel.Information, "Writers stopped; {Readings} readings stored since start")]
     private partial void LogDrained(long readings);

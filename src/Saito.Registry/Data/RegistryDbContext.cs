@@ -49,6 +49,14 @@ public abstract class RegistryDbContext : IdentityDbContext<StaffUser, IdentityR
 
     public DbSet<Notice> Notices => Set<Notice>();
 
+    public DbSet<ClassStaff> ClassStaff => Set<ClassStaff>();
+
+    public DbSet<AlertRecord> Alerts => Set<AlertRecord>();
+
+    public DbSet<VitalsView> VitalsViews => Set<VitalsView>();
+
+    public DbSet<OwnerAlertThreshold> AlertThresholds => Set<OwnerAlertThreshold>();
+
     /// <summary>The filter that makes an index cover only open assignments (<c>assigned_to IS NULL</c>), quoted for the provider.</summary>
     protected abstract string OpenAssignmentFilter { get; }
 
@@ -177,6 +185,47 @@ public abstract class RegistryDbContext : IdentityDbContext<StaffUser, IdentityR
             e.HasIndex(n => n.OwnerId);
             e.HasOne<Owner>().WithMany().HasForeignKey(n => n.OwnerId).OnDelete(DeleteBehavior.Restrict);
             e.HasOne<Contact>().WithMany().HasForeignKey(n => n.ContactId).OnDelete(DeleteBehavior.Cascade);
+        });
+
+        builder.Entity<ClassStaff>(e =>
+        {
+            e.ToTable("class_staff");
+            e.HasKey(c => new { c.ClassId, c.UserId });
+            e.HasIndex(c => c.UserId);
+            e.HasOne<SchoolClass>().WithMany().HasForeignKey(c => c.ClassId).OnDelete(DeleteBehavior.Cascade);
+            e.HasOne<StaffUser>().WithMany().HasForeignKey(c => c.UserId).OnDelete(DeleteBehavior.Cascade);
+        });
+
+        builder.Entity<AlertRecord>(e =>
+        {
+            e.ToTable("alert");
+            e.Property(a => a.Id).ValueGeneratedNever();
+            e.Property(a => a.Kind).HasMaxLength(32);
+            e.Property(a => a.Detail).HasMaxLength(NoteLength);
+            e.Property(a => a.AcknowledgedBy).HasMaxLength(NameLength);
+            e.HasIndex(a => a.RaisedAt);
+            e.HasIndex(a => new { a.OwnerId, a.RaisedAt });
+            e.HasOne<Owner>().WithMany().HasForeignKey(a => a.OwnerId).OnDelete(DeleteBehavior.Restrict);
+        });
+
+        builder.Entity<VitalsView>(e =>
+        {
+            e.ToTable("vitals_view");
+            e.Property(v => v.UserName).HasMaxLength(NameLength);
+            e.Property(v => v.Via).HasMaxLength(32);
+            e.HasIndex(v => v.At);
+            e.HasIndex(v => new { v.OwnerId, v.At });
+            e.HasOne<Owner>().WithMany().HasForeignKey(v => v.OwnerId).OnDelete(DeleteBehavior.Restrict);
+        });
+
+        builder.Entity<OwnerAlertThreshold>(e =>
+        {
+            e.ToTable("owner_alert_threshold");
+            e.HasKey(t => t.OwnerId);
+            e.Property(t => t.Note).HasMaxLength(NoteLength);
+            e.Property(t => t.SetBy).HasMaxLength(NameLength);
+            e.Property(t => t.Version).IsConcurrencyToken();
+            e.HasOne<Owner>().WithOne().HasForeignKey<OwnerAlertThreshold>(t => t.OwnerId).OnDelete(DeleteBehavior.Cascade);
         });
 
         ApplySnakeCaseNames(builder);

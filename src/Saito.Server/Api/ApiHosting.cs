@@ -56,15 +56,34 @@ public static class ApiHosting
             o.Cookie.SameSite = SameSiteMode.Strict;
             o.ExpireTimeSpan = TimeSpan.FromHours(Math.Max(1, auth.CookieHours));
             o.SlidingExpiration = true;
-            // An API answers 401/403; it does not redirect to a login page.
+            // The API, the live hub and /metrics answer 401/403; the staff pages send the browser to /login
+            // (or to a page that says what this account may not see).
+            o.LoginPath = "/login";
+            o.AccessDeniedPath = "/denied";
             o.Events.OnRedirectToLogin = context =>
             {
-                context.Response.StatusCode = StatusCodes.Status401Unauthorized;
+                if (IsPage(context.Request))
+                {
+                    context.Response.Redirect(context.RedirectUri);
+                }
+                else
+                {
+                    context.Response.StatusCode = StatusCodes.Status401Unauthorized;
+                }
+
                 return Task.CompletedTask;
             };
             o.Events.OnRedirectToAccessDenied = context =>
             {
-                context.Response.StatusCode = StatusCodes.Status403Forbidden;
+                if (IsPage(context.Request))
+                {
+                    context.Response.Redirect(context.RedirectUri);
+                }
+                else
+                {
+                    context.Response.StatusCode = StatusCodes.Status403Forbidden;
+                }
+
                 return Task.CompletedTask;
             };
         });
@@ -95,6 +114,12 @@ public static class ApiHosting
     }
 
     private const string DocsPolicy = "api.docs";
+
+    /// <summary>A browser asking for a staff page (not the API, the live hub, /metrics or the API's description).</summary>
+    private static bool IsPage(HttpRequest request) =>
+        HttpMethods.IsGet(request.Method)
+        && !request.Path.StartsWithSegments("/api") && !request.Path.StartsWithSegments("/live")
+        && !request.Path.StartsWithSegments("/metrics") && !request.Path.StartsWithSegments("/openapi") && !request.Path.StartsWithSegments("/scalar");
 
     /// <summary>Maps <c>/api/...</c>, <c>/openapi/v1.json</c> and the reference at <c>/scalar</c>.</summary>
     public static WebApplication MapSaitoApi(this WebApplication app)

@@ -41,6 +41,15 @@ public static class ApiPolicies
     /// <summary>Staff accounts.</summary>
     public const string ManageUsers = "users.manage";
 
+    /// <summary>The live class dashboard, student pages, check-in board and alerts: vitals of the classes one is listed on.</summary>
+    public const string ViewLive = "live.view";
+
+    /// <summary>The audit of who viewed whose vital signs.</summary>
+    public const string ReadAudit = "audit.read";
+
+    /// <summary>A student's alert thresholds, as a clinician sets them.</summary>
+    public const string ManageThresholds = "thresholds.write";
+
     /// <summary>Each policy and the roles that satisfy it.</summary>
     public static IReadOnlyDictionary<string, string[]> Roles { get; } = new Dictionary<string, string[]>
     {
@@ -55,5 +64,8 @@ public static class ApiPolicies
         [ReadNotices] = [StaffRoles.Admin, StaffRoles.Ops],
         [ManageHubs] = [StaffRoles.Admin, StaffRoles.Ops],
         [ManageUsers] = [StaffRoles.Admin],
+        [ViewLive] = [StaffRoles.Admin, StaffRoles.Teacher, StaffRoles.Aide],
+        [ReadAudit] = [StaffRoles.Admin],
+        [ManageThresholds] = [StaffRoles.Admin],
     };
 }

@@ -216,6 +216,73 @@ namespace Saito.Registry.Migrations.Postgres
                     b.ToTable("staff_user_token", (string)null);
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.AlertRecord", b =>
+                {
+                    b.Property<Guid>("Id")
+                        .HasColumnType("uuid")
+                        .HasColumnName("id");
+
+                    b.Property<DateTimeOffset?>("AcknowledgedAt")
+                        .HasColumnType("timestamp with time zone")
+                        .HasColumnName("acknowledged_at");
+
+                    b.Property<string>("AcknowledgedBy")
+                        .HasMaxLength(200)
+                        .HasColumnType("character varying(200)")
+                        .HasColumnName("acknowledged_by");
+
+                    b.Property<int?>("ClassId")
+                        .HasColumnType("integer")
+                        .HasColumnName("class_id");
+
+                    b.Property<DateTimeOffset?>("ClearedAt")
+                        .HasColumnType("timestamp with time zone")
+                        .HasColumnName("cleared_at");
+
+                    b.Property<string>("Detail")
+                        .IsRequired()
+                        .HasMaxLength(1000)
+                        .HasColumnType("character varying(1000)")
+                        .HasColumnName("detail");
+
+                    b.Property<DateTimeOffset?>("EscalatedAt")
+                        .HasColumnType("timestamp with time zone")
+                        .HasColumnName("escalated_at");
+
+                    b.Property<string>("Kind")
+                        .IsRequired()
+                        .HasMaxLength(32)
+                        .HasColumnType("character varying(32)")
+                        .HasColumnName("kind");
+
+                    b.Property<int>("Level")
+                        .HasColumnType("integer")
+                        .HasColumnName("level");
+
+                    b.Property<int>("OwnerId")
+                        .HasColumnType("integer")
+                        .HasColumnName("owner_id");
+
+                    b.Property<DateTimeOffset>("RaisedAt")
+                        .HasColumnType("timestamp with time zone")
+                        .HasColumnName("raised_at");
+
+                    b.Property<double?>("Value")
+                        .HasColumnType("double precision")
+                        .HasColumnName("value");
+
+                    b.HasKey("Id")
+                        .HasName("pk_alert");
+
+                    b.HasIndex("RaisedAt")
+                        .HasDatabaseName("ix_alert_raised_at");
+
+                    b.HasIndex("OwnerId", "RaisedAt")
+                        .HasDatabaseName("ix_alert_owner_id_raised_at");
+
+                    b.ToTable("alert", (string)null);
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.Assignment", b =>
                 {
                     b.Property<int>("Id")
@@ -357,6 +424,29 @@ namespace Saito.Registry.Migrations.Postgres
                         .HasDatabaseName("ix_class_session_class_id_starts_at");
 
                     b.ToTable("class_session", (string)null);
+                });
+
+            modelBuilder.Entity("Saito.Registry.Model.ClassStaff", b =>
+                {
+                    b.Property<int>("ClassId")
+                        .HasColumnType("integer")
+                        .HasColumnName("class_id");
+
+                    b.Property<int>("UserId")
+                        .HasColumnType("integer")
+                        .HasColumnName("user_id");
+
+                    b.Property<DateTimeOffset>("AddedAt")
+                        .HasColumnType("timestamp with time zone")
+                        .HasColumnName("added_at");
+
+                    b.HasKey("ClassId", "UserId")
+                        .HasName("pk_class_staff");
+
+                    b.HasIndex("UserId")
+                        .HasDatabaseName("ix_class_staff_user_id");
+
+                    b.ToTable("class_staff", (string)null);
                 });
 
             modelBuilder.Entity("Saito.Registry.Model.Contact", b =>
@@ -638,6 +728,58 @@ namespace Saito.Registry.Migrations.Postgres
                     b.ToTable("owner", (string)null);
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.OwnerAlertThreshold", b =>
+                {
+                    b.Property<int>("OwnerId")
+                        .HasColumnType("integer")
+                        .HasColumnName("owner_id");
+
+                    b.Property<double?>("HeartRateMax")
+                        .HasColumnType("double precision")
+                        .HasColumnName("heart_rate_max");
+
+                    b.Property<double?>("HeartRateMin")
+                        .HasColumnType("double precision")
+                        .HasColumnName("heart_rate_min");
+
+                    b.Property<string>("Note")
+                        .HasMaxLength(1000)
+                        .HasColumnType("character varying(1000)")
+                        .HasColumnName("note");
+
+                    b.Property<double?>("OverheatCelsius")
+                        .HasColumnType("double precision")
+                        .HasColumnName("overheat_celsius");
+
+                    b.Property<double?>("RestingHeartRate")
+                        .HasColumnType("double precision")
+                        .HasColumnName("resting_heart_rate");
+
+                    b.Property<DateTimeOffset>("SetAt")
+                        .HasColumnType("timestamp with time zone")
+                        .HasColumnName("set_at");
+
+                    b.Property<string>("SetBy")
+                        .IsRequired()
+                        .HasMaxLength(200)
+                        .HasColumnType("character varying(200)")
+                        .HasColumnName("set_by");
+
+                    b.Property<double?>("TachycardiaFactor")
+                        .HasColumnType("double precision")
+                        .HasColumnName("tachycardia_factor");
+
+                    b.Property<int>("Version")
+                        .IsConcurrencyToken()
+                        .HasColumnType("integer")
+                        .HasColumnName("version");
+
+                    b.HasKey("OwnerId")
+                        .HasName("pk_owner_alert_threshold");
+
+                    b.ToTable("owner_alert_threshold", (string)null);
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.RosterEntry", b =>
                 {
                     b.Property<int>("ClassId")
@@ -832,6 +974,47 @@ namespace Saito.Registry.Migrations.Postgres
                     b.ToTable("timetable_slot", (string)null);
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.VitalsView", b =>
+                {
+                    b.Property<long>("Id")
+                        .ValueGeneratedOnAdd()
+                        .HasColumnType("bigint")
+                        .HasColumnName("id");
+
+                    NpgsqlPropertyBuilderExtensions.UseIdentityByDefaultColumn(b.Property<long>("Id"));
+
+                    b.Property<DateTimeOffset>("At")
+                        .HasColumnType("timestamp with time zone")
+                        .HasColumnName("at");
+
+                    b.Property<int>("OwnerId")
+                        .HasColumnType("integer")
+                        .HasColumnName("owner_id");
+
+                    b.Property<string>("UserName")
+                        .IsRequired()
+                        .HasMaxLength(200)
+                        .HasColumnType("character varying(200)")
+                        .HasColumnName("user_name");
+
+                    b.Property<string>("Via")
+                        .IsRequired()
+                        .HasMaxLength(32)
+                        .HasColumnType("character varying(32)")
+                        .HasColumnName("via");
+
+                    b.HasKey("Id")
+                        .HasName("pk_vitals_view");
+
+                    b.HasIndex("At")
+                        .HasDatabaseName("ix_vitals_view_at");
+
+                    b.HasIndex("OwnerId", "At")
+                        .HasDatabaseName("ix_vitals_view_owner_id_at");
+
+                    b.ToTable("vitals_view", (string)null);
+                });
+
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityRoleClaim<int>", b =>
                 {
                     b.HasOne("Microsoft.AspNetCore.Identity.IdentityRole<int>", null)
@@ -889,6 +1072,16 @@ namespace Saito.Registry.Migrations.Postgres
                         .HasConstraintName("fk_staff_user_token_user_id");
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.AlertRecord", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.Owner", null)
+                        .WithMany()
+                        .HasForeignKey("OwnerId")
+                        .OnDelete(DeleteBehavior.Restrict)
+                        .IsRequired()
+                        .HasConstraintName("fk_alert_owner_id");
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.Assignment", b =>
                 {
                     b.HasOne("Saito.Registry.Model.Device", "Device")
@@ -934,6 +1127,23 @@ namespace Saito.Registry.Migrations.Postgres
                     b.Navigation("Class");
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.ClassStaff", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.SchoolClass", null)
+                        .WithMany()
+                        .HasForeignKey("ClassId")
+                        .OnDelete(DeleteBehavior.Cascade)
+                        .IsRequired()
+                        .HasConstraintName("fk_class_staff_class_id");
+
+                    b.HasOne("Saito.Registry.Model.StaffUser", null)
+                        .WithMany()
+                        .HasForeignKey("UserId")
+                        .OnDelete(DeleteBehavior.Cascade)
+                        .IsRequired()
+                        .HasConstraintName("fk_class_staff_user_id");
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.Contact", b =>
                 {
                     b.HasOne("Saito.Registry.Model.Owner", "Owner")
@@ -963,6 +1173,16 @@ namespace Saito.Registry.Migrations.Postgres
                         .HasConstraintName("fk_notice_owner_id");
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.OwnerAlertThreshold", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.Owner", null)
+                        .WithOne()
+                        .HasForeignKey("Saito.Registry.Model.OwnerAlertThreshold", "OwnerId")
+                        .OnDelete(DeleteBehavior.Cascade)
+                        .IsRequired()
+                        .HasConstraintName("fk_owner_alert_threshold_owner_id");
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.RosterEntry", b =>
                 {
                     b.HasOne("Saito.Registry.Model.SchoolClass", null)
@@ -990,6 +1210,16 @@ namespace Saito.Registry.Migrations.Postgres
                         .OnDelete(DeleteBehavior.Cascade)
                         .IsRequired()
                         .HasConstraintName("fk_timetable_slot_class_id");
+                });
+
+            modelBuilder.Entity("Saito.Registry.Model.VitalsView", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.Owner", null)
+                        .WithMany()
+                        .HasForeignKey("OwnerId")
+                        .OnDelete(DeleteBehavior.Restrict)
+                        .IsRequired()
+                        .HasConstraintName("fk_vitals_view_owner_id");
                 });
 
             modelBuilder.Entity("Saito.Registry.Model.Device", b =>

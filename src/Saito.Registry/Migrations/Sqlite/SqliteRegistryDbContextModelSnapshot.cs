@@ -205,6 +205,73 @@ namespace Saito.Registry.Migrations.Sqlite
                     b.ToTable("staff_user_token", (string)null);
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.AlertRecord", b =>
+                {
+                    b.Property<Guid>("Id")
+                        .HasColumnType("TEXT")
+                        .HasColumnName("id");
+
+                    b.Property<long?>("AcknowledgedAt")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("acknowledged_at");
+
+                    b.Property<string>("AcknowledgedBy")
+                        .HasMaxLength(200)
+                        .HasColumnType("TEXT")
+                        .HasColumnName("acknowledged_by");
+
+                    b.Property<int?>("ClassId")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("class_id");
+
+                    b.Property<long?>("ClearedAt")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("cleared_at");
+
+                    b.Property<string>("Detail")
+                        .IsRequired()
+                        .HasMaxLength(1000)
+                        .HasColumnType("TEXT")
+                        .HasColumnName("detail");
+
+                    b.Property<long?>("EscalatedAt")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("escalated_at");
+
+                    b.Property<string>("Kind")
+                        .IsRequired()
+                        .HasMaxLength(32)
+                        .HasColumnType("TEXT")
+                        .HasColumnName("kind");
+
+                    b.Property<int>("Level")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("level");
+
+                    b.Property<int>("OwnerId")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("owner_id");
+
+                    b.Property<long>("RaisedAt")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("raised_at");
+
+                    b.Property<double?>("Value")
+                        .HasColumnType("REAL")
+                        .HasColumnName("value");
+
+                    b.HasKey("Id")
+                        .HasName("pk_alert");
+
+                    b.HasIndex("RaisedAt")
+                        .HasDatabaseName("ix_alert_raised_at");
+
+                    b.HasIndex("OwnerId", "RaisedAt")
+                        .HasDatabaseName("ix_alert_owner_id_raised_at");
+
+                    b.ToTable("alert", (string)null);
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.Assignment", b =>
                 {
                     b.Property<int>("Id")
@@ -340,6 +407,29 @@ namespace Saito.Registry.Migrations.Sqlite
                         .HasDatabaseName("ix_class_session_class_id_starts_at");
 
                     b.ToTable("class_session", (string)null);
+                });
+
+            modelBuilder.Entity("Saito.Registry.Model.ClassStaff", b =>
+                {
+                    b.Property<int>("ClassId")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("class_id");
+
+                    b.Property<int>("UserId")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("user_id");
+
+                    b.Property<long>("AddedAt")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("added_at");
+
+                    b.HasKey("ClassId", "UserId")
+                        .HasName("pk_class_staff");
+
+                    b.HasIndex("UserId")
+                        .HasDatabaseName("ix_class_staff_user_id");
+
+                    b.ToTable("class_staff", (string)null);
                 });
 
             modelBuilder.Entity("Saito.Registry.Model.Contact", b =>
@@ -613,6 +703,58 @@ namespace Saito.Registry.Migrations.Sqlite
                     b.ToTable("owner", (string)null);
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.OwnerAlertThreshold", b =>
+                {
+                    b.Property<int>("OwnerId")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("owner_id");
+
+                    b.Property<double?>("HeartRateMax")
+                        .HasColumnType("REAL")
+                        .HasColumnName("heart_rate_max");
+
+                    b.Property<double?>("HeartRateMin")
+                        .HasColumnType("REAL")
+                        .HasColumnName("heart_rate_min");
+
+                    b.Property<string>("Note")
+                        .HasMaxLength(1000)
+                        .HasColumnType("TEXT")
+                        .HasColumnName("note");
+
+                    b.Property<double?>("OverheatCelsius")
+                        .HasColumnType("REAL")
+                        .HasColumnName("overheat_celsius");
+
+                    b.Property<double?>("RestingHeartRate")
+                        .HasColumnType("REAL")
+                        .HasColumnName("resting_heart_rate");
+
+                    b.Property<long>("SetAt")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("set_at");
+
+                    b.Property<string>("SetBy")
+                        .IsRequired()
+                        .HasMaxLength(200)
+                        .HasColumnType("TEXT")
+                        .HasColumnName("set_by");
+
+                    b.Property<double?>("TachycardiaFactor")
+                        .HasColumnType("REAL")
+                        .HasColumnName("tachycardia_factor");
+
+                    b.Property<int>("Version")
+                        .IsConcurrencyToken()
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("version");
+
+                    b.HasKey("OwnerId")
+                        .HasName("pk_owner_alert_threshold");
+
+                    b.ToTable("owner_alert_threshold", (string)null);
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.RosterEntry", b =>
                 {
                     b.Property<int>("ClassId")
@@ -801,6 +943,45 @@ namespace Saito.Registry.Migrations.Sqlite
                     b.ToTable("timetable_slot", (string)null);
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.VitalsView", b =>
+                {
+                    b.Property<long>("Id")
+                        .ValueGeneratedOnAdd()
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("id");
+
+                    b.Property<long>("At")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("at");
+
+                    b.Property<int>("OwnerId")
+                        .HasColumnType("INTEGER")
+                        .HasColumnName("owner_id");
+
+                    b.Property<string>("UserName")
+                        .IsRequired()
+                        .HasMaxLength(200)
+                        .HasColumnType("TEXT")
+                        .HasColumnName("user_name");
+
+                    b.Property<string>("Via")
+                        .IsRequired()
+                        .HasMaxLength(32)
+                        .HasColumnType("TEXT")
+                        .HasColumnName("via");
+
+                    b.HasKey("Id")
+                        .HasName("pk_vitals_view");
+
+                    b.HasIndex("At")
+                        .HasDatabaseName("ix_vitals_view_at");
+
+                    b.HasIndex("OwnerId", "At")
+                        .HasDatabaseName("ix_vitals_view_owner_id_at");
+
+                    b.ToTable("vitals_view", (string)null);
+                });
+
             modelBuilder.Entity("Microsoft.AspNetCore.Identity.IdentityRoleClaim<int>", b =>
                 {
                     b.HasOne("Microsoft.AspNetCore.Identity.IdentityRole<int>", null)
@@ -858,6 +1039,16 @@ namespace Saito.Registry.Migrations.Sqlite
                         .HasConstraintName("fk_staff_user_token_user_id");
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.AlertRecord", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.Owner", null)
+                        .WithMany()
+                        .HasForeignKey("OwnerId")
+                        .OnDelete(DeleteBehavior.Restrict)
+                        .IsRequired()
+                        .HasConstraintName("fk_alert_owner_id");
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.Assignment", b =>
                 {
                     b.HasOne("Saito.Registry.Model.Device", "Device")
@@ -903,6 +1094,23 @@ namespace Saito.Registry.Migrations.Sqlite
                     b.Navigation("Class");
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.ClassStaff", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.SchoolClass", null)
+                        .WithMany()
+                        .HasForeignKey("ClassId")
+                        .OnDelete(DeleteBehavior.Cascade)
+                        .IsRequired()
+                        .HasConstraintName("fk_class_staff_class_id");
+
+                    b.HasOne("Saito.Registry.Model.StaffUser", null)
+                        .WithMany()
+                        .HasForeignKey("UserId")
+                        .OnDelete(DeleteBehavior.Cascade)
+                        .IsRequired()
+                        .HasConstraintName("fk_class_staff_user_id");
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.Contact", b =>
                 {
                     b.HasOne("Saito.Registry.Model.Owner", "Owner")
@@ -932,6 +1140,16 @@ namespace Saito.Registry.Migrations.Sqlite
                         .HasConstraintName("fk_notice_owner_id");
                 });
 
+            modelBuilder.Entity("Saito.Registry.Model.OwnerAlertThreshold", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.Owner", null)
+                        .WithOne()
+                        .HasForeignKey("Saito.Registry.Model.OwnerAlertThreshold", "OwnerId")
+                        .OnDelete(DeleteBehavior.Cascade)
+                        .IsRequired()
+                        .HasConstraintName("fk_owner_alert_threshold_owner_id");
+                });
+
             modelBuilder.Entity("Saito.Registry.Model.RosterEntry", b =>
                 {
                     b.HasOne("Saito.Registry.Model.SchoolClass", null)
@@ -959,6 +1177,16 @@ namespace Saito.Registry.Migrations.Sqlite
                         .OnDelete(DeleteBehavior.Cascade)
                         .IsRequired()
                         .HasConstraintName("fk_timetable_slot_class_id");
+                });
+
+            modelBuilder.Entity("Saito.Registry.Model.VitalsView", b =>
+                {
+                    b.HasOne("Saito.Registry.Model.Owner", null)
+                        .WithMany()
+                        .HasForeignKey("OwnerId")
+                        .OnDelete(DeleteBehavior.Restrict)
+                        .IsRequired()
+                        .HasConstraintName("fk_vitals_view_owner_id");
                 });
 
             modelBuilder.Entity("Saito.Registry.Model.Device", b =>

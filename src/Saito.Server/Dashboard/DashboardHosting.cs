@@ -1,0 +1,78 @@
+using Microsoft.Extensions.FileProviders;
+using Microsoft.Extensions.Options;
+using Saito.Ingestion.Pipeline;
+using Saito.Live.Alerts;
+using Saito.Live.Analytics;
+
+namespace Saito.Server.Dashboard;
+
+/// <summary>
+/// The staff pages (Razor Pages in <c>Pages/</c>), their live connection (<see cref="LiveHub"/> at <c>/live/hub</c>),
+/// the live view that feeds it from committed readings (<see cref="LiveClassroom"/>), the alert engine's options
+/// (<c>Alerts</c>), sway and mat options (<c>Dashboard:Sway</c>, <c>Dashboard:Mat</c>), and the browser files at
+/// <c>/static/</c> (embedded in this assembly). docs/dashboard.md says what each page shows and who may open it.
+/// </summary>
+public static class DashboardHosting
+{
+    public const string HubPath = "/live/hub";
+
+    public static IHostApplicationBuilder AddSaitoDashboard(this IHostApplicationBuilder builder)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        var services = builder.Services;
+        services.AddOptions<DashboardOptions>().BindConfiguration(DashboardOptions.SectionName).ValidateOnStart();
+        services.AddSingleton<IValidateOptions<DashboardOptions>, DashboardOptionsValidator>();
+        services.AddOptions<AlertOptions>().BindConfiguration(AlertOptions.Section).ValidateOnStart();
+        services.AddSingleton<IValidateOptions<AlertOptions>>(new ListValidator<AlertOptions>(o => o.Validate()));
+        services.AddOptions<SwayOptions>().BindConfiguration(SwayOptions.SectionName).ValidateOnStart();
+        services.AddSingleton<IValidateOptions<SwayOptions>>(new ListValidator<SwayOptions>(o => o.Validate()));
+        services.AddOptions<MatOptions>().BindConfiguration(MatOptions.SectionName).ValidateOnStart();
+        services.AddSingleton<IValidateOptions<MatOptions>>(new ListValidator<MatOptions>(o => o.Validate()));
+
+        services.AddSingleton<LiveFeed>();
+        services.AddSingleton<ICommittedReadingsObserver>(sp => sp.GetRequiredService<LiveFeed>());
+        services.AddSingleton<LiveSignal>();
+        services.AddSingleton<LiveConnections>();
+        services.AddSingleton<DashboardAccess>();
+        services.AddSingleton<LivePublisher>();
+        services.AddHostedService(sp => sp.GetRequiredService<LivePublisher>());
+        services.AddSingleton<AlertRecorder>();
+        services.AddHostedService(sp => sp.GetRequiredService<AlertRecorder>());
+        services.AddSingleton<VitalsAudit>();
+        services.AddHostedService(sp => sp.GetRequiredService<VitalsAudit>());
+        services.AddSingleton<LiveClassroom>();
+        services.AddHostedService(sp => sp.GetRequiredService<LiveClassroom>());
+        services.AddSignalR(o =>
+        {
+            // Dashboards send small calls (watch a class, acknowledge an alert).
+            o.MaximumReceiveMessageSize = 4 * 1024;
+        });
+        services.AddRazorPages();
+        return builder;
+    }
+
+    public static WebApplication MapSaitoDashboard(this WebApplication app)
+    {
+        ArgumentNullException.ThrowIfNull(app);
+        app.UseStaticFiles(new StaticFileOptions
+        {
+            FileProvider = new EmbeddedFileProvider(typeof(DashboardHosting).Assembly, "saito.static"),
+            RequestPath = "/static",
+            OnPrepareResponse = context => context.Context.Response.Headers.XContentTypeOptions = "nosniff",
+        });
+        app.MapHub<LiveHub>(HubPath);
+        app.MapRazorPages();
+        return app;
+    }
+
+    /// <summary>Options whose class says what is wrong as a list of sentences.</summary>
+    private sealed class ListValidator<T>(Func<T, IEnumerable<string>> validate) : IValidateOptions<T>
+        where T : class
+    {
+        public ValidateOptionsResult Validate(string? name, T options)
+        {
+            var failures = validate(options).ToList();
+            return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+using Microsoft.AspNetCore.Authorization;
+using Microsoft.AspNetCore.SignalR;
+using Microsoft.Extensions.Options;
+using Saito.Registry.Data;
+
+namespace Saito.Server.Dashboard;
+
+/// <summary>
+/// The dashboards' live connection (<c>/live/hub</c>, SignalR). Staff who see vitals (admin, teacher, aide) may
+/// connect; <see cref="Watch"/> checks the class against <see cref="DashboardAccess"/>, records the view of each
+/// student's vitals in the audit, and joins the class's group with or without blood pressure. Server to client:
+/// <c>tiles</c> (changed tiles) and <c>alert</c> (<see cref="AlertMessage"/>). The sign-in cookie is SameSite=Strict,
+/// so another site's page cannot open this connection with a member of staff's cookie.
+/// </summary>
+[Authorize(Policy = Api.ApiPolicies.ViewLive)]
+public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, VitalsAudit audit, IServiceProvider services, LiveConnections connections, IOptions<DashboardOptions> options) : Hub
+{
+    public override async Task OnConnectedAsync()
+    {
+        string user = DashboardAccess.UserName(Context.User!);
+        int count = connections.Opened(user);
+        Context.Items["counted"] = user;
+        if (count > options.Value.MaxConnectionsPerUser)
+        {
+            // Dashboard:MaxConnectionsPerUser: one account cannot hold open an unbounded number of connections.
+            Context.Abort();
+            return;
+        }
+
+        await base.OnConnectedAsync();
+    }
+
+    public override Task OnDisconnectedAsync(Exception? exception)
+    {
+        if (Context.Items.TryGetValue("counted", out var value) && value is string user)
+        {
+            connections.Closed(user);
+        }
+
+        return base.OnDisconnectedAsync(exception);
+    }
+
+    /// <summary>Start receiving a class's tiles and alerts; answers what there is now.</summary>
+    public async Task<ClassLive> Watch(int classId)
+    {
+        var user = Context.User!;
+        if (!await DashboardAccess.CanSeeClassAsync(db, user, classId, Context.ConnectionAborted))
+        {
+            throw new HubException("You may not see this class: ask an admin to list you on it.");
+        }
+
+        var live = services.GetRequiredService<LiveClassroom>();
+        var registry = live.Registry;
+        if (!registry.Classes.TryGetValue(classId, out var c))
+        {
+            throw new HubException("The live view has not loaded this class yet: try again in a moment.");
+        }
+
+        bool bp = access.SeesBloodPressure(user);
+        await Groups.AddToGroupAsync(Context.ConnectionId, bp ? LivePublisher.FullGroup(classId) : LivePublisher.NoBloodPressureGroup(classId), Context.ConnectionAborted);
+        audit.Viewed(DashboardAccess.UserName(user), c.Roster, VitalsAudit.LiveClass);
+        var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<TileView>().Select(t => bp ? t : LivePublisher.WithoutBloodPressure(t)).ToList();
+        var roster = c.Roster.ToHashSet();
+        var feed = services.GetRequiredService<LiveFeed>();
+        return new ClassLive(c.Id, c.Name, c.Room, c.Session is { } s ? new SessionView(s.Id, s.StartsAt, s.EndsAt) : null, tiles,
+            [.. live.ActiveAlerts.Where(a => roster.Contains(a.OwnerId))], bp, new LiveHealthView(feed.Skipped, feed.Backlog));
+    }
+
+    public async Task Unwatch(int classId)
+    {
+        await Groups.RemoveFromGroupAsync(Context.ConnectionId, LivePublisher.FullGroup(classId));
+        await Groups.RemoveFromGroupAsync(Context.ConnectionId, LivePublisher.NoBloodPressureGroup(classId));
+    }
+
+    /// <summary>Acknowledge an open alert of a student this user may see; stops its escalation.</summary>
+    public async Task<bool> Acknowledge(Guid alertId)
+    {
+        var user = Context.User!;
+        var live = services.GetRequiredService<LiveClassroom>();
+        var alert = live.ActiveAlerts.FirstOrDefault(a => a.Id == alertId);
+        if (alert is null)
+        {
+            return false;
+        }
+
+        if (!await DashboardAccess.CanSeeStudentAsync(db, user, alert.OwnerId, Context.ConnectionAborted))
+        {
+            throw new HubException("You may not acknowledge alerts of this student.");
+        }
+
+        live.Acknowledge(alertId, DashboardAccess.UserName(user));
+        return true;
+    }
+}

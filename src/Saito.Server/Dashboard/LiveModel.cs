@@ -1,0 +1,64 @@
+namespace Saito.Server.Dashboard;
+
+/// <summary>
+/// One student's tile as the dashboards receive it (JSON over SignalR, camelCase). Blood pressure is left out
+/// (null) for those who may not see it: the server never sends it to them.
+/// </summary>
+public sealed record TileView(
+    int OwnerId,
+    string Name,
+    string? ExternalRef,
+    string CheckIn,
+    DateTimeOffset? CheckedInAt,
+    double? HeartRate,
+    double? Systolic,
+    double? Diastolic,
+    double? SkinTemperature,
+    DateTimeOffset? VitalsAt,
+    SwayView? Sway,
+    SeatView? Seat,
+    IReadOnlyList<DeviceView> Devices,
+    int OpenAlerts);
+
+/// <summary>Head sway over the last window (metres, metres per second).</summary>
+public sealed record SwayView(string Posture, bool Settling, double MeanDistance, double MaxDistance, double MeanSpeed, int Samples, DateTimeOffset At);
+
+/// <summary>The seat mat: occupied or not since when, centre of pressure (metres), restlessness (m/s of the centre of pressure).</summary>
+public sealed record SeatView(bool Occupied, DateTimeOffset? Since, double TotalKpa, double? CopX, double? CopY, double Restlessness, DateTimeOffset At);
+
+/// <summary>A device of the student's: what it is, when it last sent a reading, and whether it has gone silent.</summary>
+public sealed record DeviceView(int DeviceId, string Serial, string? Kind, DateTimeOffset? LastReading, bool Silent);
+
+/// <summary>An alert as dashboards and the history page show it.</summary>
+public sealed record AlertView(
+    Guid Id,
+    int OwnerId,
+    string StudentName,
+    string Kind,
+    string Title,
+    int Level,
+    string LevelName,
+    double? Value,
+    string Detail,
+    DateTimeOffset RaisedAt,
+    DateTimeOffset? AcknowledgedAt,
+    string? AcknowledgedBy,
+    DateTimeOffset? ClearedAt);
+
+/// <summary>What a dashboard gets when it starts watching a class.</summary>
+public sealed record ClassLive(int ClassId, string Name, string? Room, SessionView? Session, IReadOnlyList<TileView> Tiles, IReadOnlyList<AlertView> Alerts, bool SeesBloodPressure, LiveHealthView Health);
+
+public sealed record SessionView(int Id, DateTimeOffset StartsAt, DateTimeOffset EndsAt);
+
+/// <summary>Whether the live view is keeping up: readings skipped because it fell behind, and its backlog.</summary>
+public sealed record LiveHealthView(long SkippedReadings, long Backlog);
+
+internal static class LevelNames
+{
+    public static string Name(int level) => level switch
+    {
+        0 => "in the room",
+        1 => "escalated to the teacher",
+        _ => "escalated to admins",
+    };
+}

@@ -1,0 +1,28 @@
+using Microsoft.AspNetCore.Authorization;
+using Microsoft.AspNetCore.Mvc;
+using Microsoft.AspNetCore.Mvc.RazorPages;
+using Saito.Registry.Data;
+using Saito.Registry.Model;
+using Saito.Server.Dashboard;
+
+namespace Saito.Server.Pages;
+
+/// <summary>The start page: the classes this member of staff may watch. Ops (no vitals) go to the devices page.</summary>
+[Authorize]
+public sealed class IndexModel(RegistryDbContext db, LiveClassroom live) : PageModel
+{
+    public IReadOnlyList<LiveClass> Classes { get; private set; } = [];
+
+    public async Task<IActionResult> OnGetAsync(CancellationToken cancellationToken)
+    {
+        if (!DashboardAccess.SeesVitals(User))
+        {
+            return User.IsInRole(StaffRoles.Ops) ? Redirect("/devices") : Redirect("/denied");
+        }
+
+        var ids = await DashboardAccess.ClassesAsync(db, User, cancellationToken);
+        var registry = live.Registry;
+        Classes = [.. ids.Select(id => registry.Classes.GetValueOrDefault(id)).OfType<LiveClass>().OrderBy(c => c.Name, StringComparer.Ordinal)];
+        return Page();
+    }
+}
