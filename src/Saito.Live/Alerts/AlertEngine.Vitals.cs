@@ -21,35 +21,17 @@ public sealed partial class AlertEngine
             return;
         }
         Heard(s, deviceId, timestampUtc, now);
-        var evaluated = false;
-        var outOfOrder = false;
-        if (heartRate is { } hr && double.IsFinite(hr))
+        var heart = Accept(heartRate, ref s.LastHeartAt, timestampUtc);
+        var temperature = Accept(skinTemperature, ref s.LastTemperatureAt, timestampUtc);
+        if (heart == Signal.Accepted)
         {
-            if (timestampUtc > s.LastHeartAt)
-            {
-                s.LastHeartAt = timestampUtc;
-                EvaluateHeartRate(s, timestampUtc, hr, now);
-                evaluated = true;
-            }
-            else
-            {
-                outOfOrder = true;
-            }
+            EvaluateHeartRate(s, timestampUtc, heartRate.GetValueOrDefault(), now);
         }
-        if (skinTemperature is { } celsius && double.IsFinite(celsius))
+        if (temperature == Signal.Accepted)
         {
-            if (timestampUtc > s.LastTemperatureAt)
-            {
-                s.LastTemperatureAt = timestampUtc;
-                EvaluateTemperature(s, timestampUtc, celsius, now);
-                evaluated = true;
-            }
-            else
-            {
-                outOfOrder = true;
-            }
+            EvaluateTemperature(s, timestampUtc, skinTemperature.GetValueOrDefault(), now);
         }
-        if (outOfOrder && !evaluated)
+        if (heart != Signal.Accepted && temperature != Signal.Accepted && (heart == Signal.OutOfOrder || temperature == Signal.OutOfOrder))
         {
             _outOfOrder++;
         }
@@ -57,6 +39,28 @@ public sealed partial class AlertEngine
         {
             _evaluated++;
         }
+    }
+
+    private enum Signal
+    {
+        Absent = 0,
+        OutOfOrder = 1,
+        Accepted = 2,
+    }
+
+    /// <summary>A value is evaluated only when present, finite and newer than the newest of its signal (then it becomes the newest).</summary>
+    private static Signal Accept(double? value, ref DateTime newest, DateTime timestamp)
+    {
+        if (value is not { } v || !double.IsFinite(v))
+        {
+            return Signal.Absent;
+        }
+        if (timestamp <= newest)
+        {
+            return Signal.OutOfOrder;
+        }
+        newest = timestamp;
+        return Signal.Accepted;
     }
 
     private void EvaluateHeartRate(StudentState s, DateTime t, double hr, DateTime now)
