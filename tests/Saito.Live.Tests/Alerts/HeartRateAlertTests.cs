@@ -137,4 +137,15 @@ public sealed class HeartRateAlertTests
         Seconds(s.Single(AlertKind.Tachycardia, AlertEventType.Raised)).ShouldBe(10);
         s.Engine.Counters.OutOfOrderIgnored.ShouldBe(2);
     }
+
+    [Fact]
+    public void A_reading_stamped_far_in_the_future_is_ignored_and_does_not_hold_back_the_true_ones()
+    {
+        var s = new AlertScenario(thresholds: Resting80);
+        s.Engine.ObserveHeart(Owner, Band, At(120), 80, null, At(0));
+        s.Heart(0, 12, 130);
+
+        Seconds(s.Single(AlertKind.Tachycardia, AlertEventType.Raised)).ShouldBe(10);
+        s.Engine.Counters.FutureIgnored.ShouldBe(1);
+    }
 }

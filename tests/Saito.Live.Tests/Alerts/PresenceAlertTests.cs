@@ -86,4 +86,21 @@ public sealed class PresenceAlertTests
         var s = new AlertScenario(thresholds: new AlertThresholds { OffSeatSeconds = 20 }, seatMat: true).Seat(100, false).TickTo(300);
         Seconds(s.Single(AlertKind.OffSeat, AlertEventType.Raised)).ShouldBe(120);
     }
+
+    [Fact]
+    public void One_silent_sensor_alert_covers_all_silent_devices_and_clears_when_none_is_left_silent()
+    {
+        var s = new AlertScenario();
+        s.Engine.SetDevices(Owner, [Band, Mat, 103], At(0));
+        s.Engine.ObserveDevice(Owner, 103, At(20), At(20));
+        s.TickTo(60);
+        s.Engine.ObserveDevice(Owner, Band, At(60), At(60));
+        s.Engine.ObserveDevice(Owner, 103, At(60), At(60));
+        s.Engine.SetDevices(Owner, [Band, 103], At(61));
+        s.Collect().TickTo(62);
+
+        var events = s.Of(AlertKind.SilentSensor);
+        events.Select(e => (e.Type, Seconds(e))).ShouldBe([(AlertEventType.Raised, 30.0), (AlertEventType.Cleared, 61.0)]);
+        events[0].Detail.ShouldBe("device 101 (and 1 more) sent nothing for 30 s");
+    }
 }
