@@ -209,6 +209,7 @@ public sealed partial class AlertEngine
     /// Acknowledges an open alert: it stops escalating and stays open until its condition clears. False when
     /// the id is unknown, the alert is closed, or it was already acknowledged (no second event).
     /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="byUser"/> is null, empty or white space.</exception>
     public bool Acknowledge(Guid alertId, string byUser, DateTime now)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(byUser);
