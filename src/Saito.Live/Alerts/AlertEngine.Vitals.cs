@@ -21,35 +21,17 @@ public sealed partial class AlertEngine
             return;
         }
         Heard(s, deviceId, timestampUtc, now);
-        var evaluated = false;
-        var outOfOrder = false;
-        if (heartRate is { } hr && double.IsFinite(hr))
+        var heart = Accept(heartRate, ref s.LastHeartAt, timestampUtc);
+        var temperature = Accept(skinTemperature, ref s.LastTemperatureAt, timestampUtc);
+        if (heart == Signal.Accepted)
         {
-            if (timestampUtc > s.LastHeartAt)
-            {
-                s.LastHeartAt = timestampUtc;
-                EvaluateHeartRate(s, timestampUtc, hr, now);
-                evaluated = true;
-            }
-            else
-            {
-                outOfOrder = true;
-            }
+            EvaluateHeartRate(s, timestampUtc, heartRate.GetValueOrDefault(), now);
         }
-        if (skinTemperature is { } celsius && double.IsFinite(celsius))
+        if (temperature == Signal.Accepted)
         {
-            if (timestampUtc > s.LastTemperatureAt)
-            {
-                s.LastTemperatureAt = timestampUtc;
-                EvaluateTemperature(s, timestampUtc, celsius, now);
-                evaluated = true;
-            }
-            else
-            {
-                outOfOrder = true;
-            }
+            EvaluateTemperature(s, timestampUtc, skinTemperature.GetValueOrDefault(), now);
         }
-        if (outOfOrder && !evaluated)
+        if (heart != Signal.Accepted && temperature != Signal.Accepted && (heart == Signal.OutOfOrder || temperature == Signal.OutOfOrder))
         {
             _outOfOrder++;
         }
@@ -57,6 +39,28 @@ public sealed partial class AlertEngine
         {
             _evaluated++;
         }
+    }
+
+    private enum Signal
+    {
+        Absent = 0,
+        OutOfOrder = 1,
+        Accepted = 2,
+    }
+
+    /// <summary>A value is evaluated only when present, finite and newer than the newest of its signal (then it becomes the newest).</summary>
+    private static Signal Accept(double? value, ref DateTime newest, DateTime timestamp)
+    {
+        if (value is not { } v || !double.IsFinite(v))
+        {
+            return Signal.Absent;
+        }
+        if (timestamp <= newest)
+        {
+            return Signal.OutOfOrder;
+        }
+        newest = timestamp;
+        return Signal.Accepted;
     }
 
     private void EvaluateHeartRate(StudentState s, DateTime t, double hr, DateTime now)
@@ -105,48 +109,39 @@ public sealed partial class AlertEngine
         var rising = hasSlope && celsius >= s.OverheatWarnCelsius && slope >= rise;
         var absent = celsius <= s.OverheatCelsius - margin
             && (celsius < s.OverheatWarnCelsius - margin || !hasSlope || slope < rise / 2);
-        var rule = s.Rules[(int)AlertKind.Overheating];
-        switch (rule.Step(t, level || rising, absent, _overheatOnset, _clear, _maxGap))
-        {
-            case RuleStep.Raise:
-                var held = (t - rule.OnsetSince.GetValueOrDefault()).TotalSeconds;
-                Raise(rule, t, now, celsius, level
-                    ? FormattableString.Invariant($"skin temperature {celsius:0.0} °C for {held:0} s, limit {s.OverheatCelsius:0.0} °C")
-                    : FormattableString.Invariant($"skin temperature {celsius:0.0} °C rising {slope:0.00} °C/min over {_options.OverheatTrendMinutes} min"));
-                break;
-            case RuleStep.Clear:
-                CloseIfOpen(rule, t, celsius, FormattableString.Invariant($"skin temperature {celsius:0.0} °C, not rising, for {_options.ClearSeconds} s"));
-                break;
-            default:
-                break;
-        }
+        s.Slope = slope;
+        Apply(s.Rules[(int)AlertKind.Overheating], t, now, celsius, level || rising, absent, _overheatOnset);
     }
 
-    private void Apply(RuleState rule, DateTime t, DateTime now, double hr, bool holds, bool absent, TimeSpan onset)
+    private void Apply(RuleState rule, DateTime t, DateTime now, double value, bool holds, bool absent, TimeSpan onset)
     {
         switch (rule.Step(t, holds, absent, onset, _clear, _maxGap))
         {
             case RuleStep.Raise:
-                Raise(rule, t, now, hr, HeartDetail(rule, t, hr));
+                Raise(rule, t, now, value, RaiseDetail(rule, t, value));
                 break;
             case RuleStep.Clear:
-                CloseIfOpen(rule, t, hr, FormattableString.Invariant($"heart rate {hr:0} bpm, back in range for {_options.ClearSeconds} s"));
+                CloseIfOpen(rule, t, value, rule.Kind == AlertKind.Overheating
+                    ? FormattableString.Invariant($"skin temperature {value:0.0} °C, not rising, for {_options.ClearSeconds} s")
+                    : FormattableString.Invariant($"heart rate {value:0} bpm, back in range for {_options.ClearSeconds} s"));
                 break;
             default:
                 break;
         }
     }
 
-    private static string HeartDetail(RuleState rule, DateTime t, double hr)
+    private string RaiseDetail(RuleState rule, DateTime t, double value)
     {
         var s = rule.Student;
         var held = (t - rule.OnsetSince.GetValueOrDefault()).TotalSeconds;
         return rule.Kind switch
         {
             AlertKind.Tachycardia => FormattableString.Invariant(
-                $"heart rate {hr:0} bpm for {held:0} s, {hr / s.Baseline.GetValueOrDefault():0.0}× resting {s.Baseline:0} bpm ({(s.ClinicianBaseline is null ? "learned" : "clinician")})"),
-            AlertKind.HeartRateHigh => FormattableString.Invariant($"heart rate {hr:0} bpm for {held:0} s, limit {s.HeartRateMax:0} bpm"),
-            _ => FormattableString.Invariant($"heart rate {hr:0} bpm for {held:0} s, limit {s.HeartRateMin:0} bpm"),
+                $"heart rate {value:0} bpm for {held:0} s, {value / s.Baseline.GetValueOrDefault():0.0}× resting {s.Baseline:0} bpm ({(s.ClinicianBaseline is null ? "learned" : "clinician")})"),
+            AlertKind.HeartRateHigh => FormattableString.Invariant($"heart rate {value:0} bpm for {held:0} s, limit {s.HeartRateMax:0} bpm"),
+            AlertKind.Bradycardia => FormattableString.Invariant($"heart rate {value:0} bpm for {held:0} s, limit {s.HeartRateMin:0} bpm"),
+            _ when value >= s.OverheatCelsius => FormattableString.Invariant($"skin temperature {value:0.0} °C for {held:0} s, limit {s.OverheatCelsius:0.0} °C"),
+            _ => FormattableString.Invariant($"skin temperature {value:0.0} °C rising {s.Slope:0.00} °C/min over {_options.OverheatTrendMinutes} min"),
         };
     }
 }

@@ -27,6 +27,7 @@ public sealed partial class AlertEngine
     private long _late;
     private long _outOfOrder;
     private long _outside;
+    private long _future;
 
     /// <summary>An engine with these settings (read once, here) and, for tests, a source of alert ids (default <see cref="Guid.CreateVersion7()"/>).</summary>
     /// <exception cref="ArgumentException">The options do not validate; the message lists every error.</exception>
@@ -55,7 +56,7 @@ public sealed partial class AlertEngine
     }
 
     /// <summary>What happened to the readings so far.</summary>
-    public AlertEngineCounters Counters => new(_evaluated, _late, _outOfOrder, _outside);
+    public AlertEngineCounters Counters => new(_evaluated, _late, _outOfOrder, _outside, _future);
 
     /// <summary>How many alerts are open.</summary>
     public int ActiveCount => _open.Count;
@@ -208,6 +209,7 @@ public sealed partial class AlertEngine
     /// Acknowledges an open alert: it stops escalating and stays open until its condition clears. False when
     /// the id is unknown, the alert is closed, or it was already acknowledged (no second event).
     /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="byUser"/> is null, empty or white space.</exception>
     public bool Acknowledge(Guid alertId, string byUser, DateTime now)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(byUser);
@@ -307,6 +309,12 @@ public sealed partial class AlertEngine
         if (timestamp < now - _lateAfter)
         {
             _late++;
+            return false;
+        }
+        if (timestamp > now + _lateAfter)
+        {
+            // A clock far ahead: evaluated, it would make every true reading after it look out of order.
+            _future++;
             return false;
         }
         if (!s.InSession(timestamp))

@@ -32,7 +32,8 @@ public static class AlertLevels
 /// <param name="Type">Raised, Escalated, Acknowledged or Cleared.</param>
 /// <param name="At">When (UTC), as described above.</param>
 /// <param name="Level">The alert's level after this event (<see cref="AlertLevels"/>).</param>
-/// <param name="Value">The triggering value: bpm, °C, seconds silent or off seat, minutes late; for Cleared the value that cleared it.</param>
+/// <param name="Value">The triggering value: bpm, °C, seconds silent or off seat, minutes late. For Cleared: the reading that cleared
+/// a heart or temperature alert, 0 for a presence alert, the raised value when closed by session end or removal.</param>
 /// <param name="Detail">A short sentence with numbers, e.g. "heart rate 168 bpm for 12 s, 2.1× resting 80 bpm".</param>
 /// <param name="AcknowledgedBy">Who acknowledged (Acknowledged events only).</param>
 public readonly record struct AlertEvent(
@@ -70,8 +71,10 @@ public readonly record struct ActiveAlert(
 /// <param name="LateIgnored">Readings older than now − LateAfterSeconds (stored by the server, never alerted on).</param>
 /// <param name="OutOfOrderIgnored">Readings not newer than the newest already evaluated for that student and signal.</param>
 /// <param name="OutsideSessionIgnored">Readings for students not watched, or stamped outside their session.</param>
+/// <param name="FutureIgnored">Readings stamped more than LateAfterSeconds after now (a device clock ahead).</param>
 public readonly record struct AlertEngineCounters(
     long ReadingsEvaluated,
     long LateIgnored,
     long OutOfOrderIgnored,
-    long OutsideSessionIgnored);
+    long OutsideSessionIgnored,
+    long FutureIgnored);

@@ -77,22 +77,22 @@ public sealed class AlertOptions
     public IEnumerable<string> Validate()
     {
         var errors = new List<string>();
-        Range(errors, nameof(TachycardiaFactor), TachycardiaFactor, 1.1, 5);
+        Range(errors, nameof(TachycardiaFactor), TachycardiaFactor, AlertRanges.TachycardiaFactor);
         Range(errors, nameof(TachycardiaSeconds), TachycardiaSeconds, 1, 600);
-        Range(errors, nameof(HeartRateMax), HeartRateMax, 100, 250);
+        Range(errors, nameof(HeartRateMax), HeartRateMax, AlertRanges.HeartRateMax);
         Range(errors, nameof(HeartRateMaxSeconds), HeartRateMaxSeconds, 1, 600);
-        Range(errors, nameof(HeartRateMin), HeartRateMin, 20, 120);
+        Range(errors, nameof(HeartRateMin), HeartRateMin, AlertRanges.HeartRateMin);
         Range(errors, nameof(HeartRateMinSeconds), HeartRateMinSeconds, 1, 600);
         Range(errors, nameof(HeartRateMarginBpm), HeartRateMarginBpm, 0, 30);
-        Range(errors, nameof(OverheatCelsius), OverheatCelsius, 30, 45);
-        Range(errors, nameof(OverheatWarnCelsius), OverheatWarnCelsius, 30, 45);
+        Range(errors, nameof(OverheatCelsius), OverheatCelsius, AlertRanges.Celsius);
+        Range(errors, nameof(OverheatWarnCelsius), OverheatWarnCelsius, AlertRanges.Celsius);
         Range(errors, nameof(OverheatRiseCelsiusPerMinute), OverheatRiseCelsiusPerMinute, 0.01, 2);
         Range(errors, nameof(OverheatTrendMinutes), OverheatTrendMinutes, 1, 30);
         Range(errors, nameof(OverheatSeconds), OverheatSeconds, 1, 600);
         Range(errors, nameof(OverheatMarginCelsius), OverheatMarginCelsius, 0, 2);
         Range(errors, nameof(SilentSensorSeconds), SilentSensorSeconds, 5, 3600);
         Range(errors, nameof(CheckInGraceMinutes), CheckInGraceMinutes, 0, 240);
-        Range(errors, nameof(OffSeatSeconds), OffSeatSeconds, 5, 3600);
+        Range(errors, nameof(OffSeatSeconds), OffSeatSeconds, AlertRanges.OffSeatSeconds);
         Range(errors, nameof(ClearSeconds), ClearSeconds, 0, 600);
         Range(errors, nameof(EscalateAfterSeconds), EscalateAfterSeconds, 10, 3600);
         Range(errors, nameof(LateAfterSeconds), LateAfterSeconds, 1, 3600);
@@ -109,11 +109,9 @@ public sealed class AlertOptions
         return errors;
     }
 
-    internal static void Range(List<string> errors, string name, double value, double min, double max)
-    {
-        if (!(value >= min && value <= max))
-        {
-            errors.Add(FormattableString.Invariant($"{Section}:{name} must be between {min} and {max} (was {value})"));
-        }
-    }
+    private static void Range(List<string> errors, string name, double value, double min, double max) =>
+        Range(errors, name, value, (min, max));
+
+    private static void Range(List<string> errors, string name, double value, (double Min, double Max) range) =>
+        AlertRanges.Check(errors, $"{Section}:{name}", value, range);
 }

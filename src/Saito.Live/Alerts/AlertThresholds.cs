@@ -35,21 +35,21 @@ public sealed record AlertThresholds
     public IEnumerable<string> Validate()
     {
         var errors = new List<string>();
-        Check(errors, nameof(RestingHeartRate), RestingHeartRate, 30, 200);
-        Check(errors, nameof(TachycardiaFactor), TachycardiaFactor, 1.1, 5);
-        Check(errors, nameof(HeartRateMax), HeartRateMax, 100, 250);
-        Check(errors, nameof(HeartRateMin), HeartRateMin, 20, 120);
-        Check(errors, nameof(OverheatCelsius), OverheatCelsius, 30, 45);
-        Check(errors, nameof(OverheatWarnCelsius), OverheatWarnCelsius, 30, 45);
-        Check(errors, nameof(OffSeatSeconds), OffSeatSeconds, 5, 3600);
+        Check(errors, nameof(RestingHeartRate), RestingHeartRate, AlertRanges.RestingHeartRate);
+        Check(errors, nameof(TachycardiaFactor), TachycardiaFactor, AlertRanges.TachycardiaFactor);
+        Check(errors, nameof(HeartRateMax), HeartRateMax, AlertRanges.HeartRateMax);
+        Check(errors, nameof(HeartRateMin), HeartRateMin, AlertRanges.HeartRateMin);
+        Check(errors, nameof(OverheatCelsius), OverheatCelsius, AlertRanges.Celsius);
+        Check(errors, nameof(OverheatWarnCelsius), OverheatWarnCelsius, AlertRanges.Celsius);
+        Check(errors, nameof(OffSeatSeconds), OffSeatSeconds, AlertRanges.OffSeatSeconds);
         return errors;
     }
 
-    private static void Check(List<string> errors, string name, double? value, double min, double max)
+    private static void Check(List<string> errors, string name, double? value, (double Min, double Max) range)
     {
-        if (value is { } v && !(v >= min && v <= max))
+        if (value is { } v)
         {
-            errors.Add(FormattableString.Invariant($"Threshold {name} must be between {min} and {max} (was {v})"));
+            AlertRanges.Check(errors, "Threshold " + name, v, range);
         }
     }
 }

@@ -42,29 +42,24 @@ internal sealed class RuleState(StudentState student, AlertKind kind)
     {
         var gap = LastAt != default && t - LastAt > maxGap;
         LastAt = t;
-        if (!IsOpen)
+        return IsOpen
+            ? (Held(ref ClearSince, absent, t, gap, clear) ? RuleStep.Clear : RuleStep.None)
+            : (Held(ref OnsetSince, holds, t, gap, onset) ? RuleStep.Raise : RuleStep.None);
+    }
+
+    /// <summary>Whether <paramref name="condition"/> has held at every reading since <paramref name="since"/>, for <paramref name="span"/>.</summary>
+    private static bool Held(ref DateTime? since, bool condition, DateTime t, bool gap, TimeSpan span)
+    {
+        if (!condition)
         {
-            if (!holds)
-            {
-                OnsetSince = null;
-                return RuleStep.None;
-            }
-            if (OnsetSince is null || gap)
-            {
-                OnsetSince = t;
-            }
-            return t - OnsetSince.GetValueOrDefault() >= onset ? RuleStep.Raise : RuleStep.None;
+            since = null;
+            return false;
         }
-        if (!absent)
+        if (since is null || gap)
         {
-            ClearSince = null;
-            return RuleStep.None;
+            since = t;
         }
-        if (ClearSince is null || gap)
-        {
-            ClearSince = t;
-        }
-        return t - ClearSince.GetValueOrDefault() >= clear ? RuleStep.Clear : RuleStep.None;
+        return t - since.GetValueOrDefault() >= span;
     }
 
     /// <summary>Forgets the timers (not the open alert): after a session change or a gap in what feeds the rule.</summary>

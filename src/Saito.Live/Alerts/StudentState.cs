@@ -46,6 +46,8 @@ internal sealed class StudentState
     public DateTime BaselineStartedAt;
     public readonly List<double> BaselineSamples = [];
     public readonly TemperatureTrend Trend = new();
+    /// <summary>The last skin-temperature slope, °C/min (0 until the trend window is covered), for the alert's text.</summary>
+    public double Slope;
 
     public double? Baseline => ClinicianBaseline ?? LearnedBaseline;
 

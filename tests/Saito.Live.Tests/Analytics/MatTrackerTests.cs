@@ -8,11 +8,17 @@ public sealed class MatTrackerTests
 {
     private const double Tolerance = 1e-9;
 
-    private static MatTracker Tracker(Action<MatOptions>? configure = null)
+    private static MatTracker Tracker(Action<MatOptions>? configure = null) => new(Configured.Options(configure));
+
+    /// <summary>Whole frames 0 to count - 1, one every <paramref name="interval"/> seconds from 0, then a flush.</summary>
+    private static void Frames(MatTracker tracker, int count, double interval, Func<int, double[]> cells)
     {
-        var options = new MatOptions();
-        configure?.Invoke(options);
-        return new MatTracker(options);
+        for (var i = 0; i < count; i++)
+        {
+            Frame(tracker, i * interval, cells(i));
+        }
+
+        tracker.Flush();
     }
 
     /// <summary>One whole frame: every cell of the default 4 x 4 mat, from a 16-value array (row by row).</summary>
@@ -56,6 +62,15 @@ public sealed class MatTrackerTests
         tracker.Current!.TotalKpa.ShouldBe(3, Tolerance);
     }
 
+    /// <summary>The snapshot of one whole frame at 0 s, flushed.</summary>
+    private static MatSnapshot OneFrame(double[] kpa, Action<MatOptions>? configure = null)
+    {
+        var tracker = Tracker(configure);
+        Frame(tracker, 0, kpa);
+        tracker.Flush();
+        return tracker.Current!;
+    }
+
     [Theory]
     [InlineData(0, 0.05, 0.05)]
     [InlineData(6, 0.25, 0.15)]
@@ -63,55 +78,38 @@ public sealed class MatTrackerTests
     [InlineData(12, 0.05, 0.35)]
     public void All_the_weight_on_one_cell_puts_the_centre_of_pressure_at_that_cells_centre(int channel, double x, double y)
     {
-        var tracker = Tracker();
-        Frame(tracker, 0, OneCell(channel, 8));
-        tracker.Flush();
+        var snapshot = OneFrame(OneCell(channel, 8));
 
-        tracker.Current!.Occupied.ShouldBeTrue();
-        tracker.Current!.CopX!.Value.ShouldBe(x, Tolerance);
-        tracker.Current!.CopY!.Value.ShouldBe(y, Tolerance);
+        snapshot.Occupied.ShouldBeTrue();
+        snapshot.CopX!.Value.ShouldBe(x, Tolerance);
+        snapshot.CopY!.Value.ShouldBe(y, Tolerance);
     }
 
     [Fact]
     public void Cell_position_follows_columns_and_cell_metres()
     {
-        var tracker = Tracker(o =>
+        // Channel 5 of a 3 x 3 mat at 0.05 m: column 2, row 1.
+        var snapshot = OneFrame([0, 0, 0, 0, 0, 4, 0, 0, 0], o =>
         {
             o.Columns = 3;
             o.Cells = 9;
             o.CellMetres = 0.05;
         });
-        tracker.Add(SwayTrace.At(0), 5, 4); // column 2, row 1
-        tracker.Flush();
 
-        tracker.Current!.CopX!.Value.ShouldBe(0.125, Tolerance);
-        tracker.Current!.CopY!.Value.ShouldBe(0.075, Tolerance);
+        snapshot.CopX!.Value.ShouldBe(0.125, Tolerance);
+        snapshot.CopY!.Value.ShouldBe(0.075, Tolerance);
     }
 
-    [Fact]
-    public void A_symmetric_load_puts_the_centre_of_pressure_at_the_centre()
+    [Theory]
+    [InlineData(0.2, 0.2, new double[] { 1, 2, 2, 1, 3, 5, 5, 3, 3, 5, 5, 3, 1, 2, 2, 1 })] // symmetric: the centre
+    [InlineData(0.275, 0.05, new double[] { 1, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 })] // (1 x 0.05 + 3 x 0.35) / 4
+    [InlineData(0.15, 0.25, new double[] { 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0 })] // between (0.15, 0.15) and (0.15, 0.35)
+    public void The_centre_of_pressure_is_the_pressure_weighted_mean_of_cell_centres(double x, double y, double[] kpa)
     {
-        var tracker = Tracker();
-        Frame(tracker, 0, 1, 2, 2, 1, 3, 5, 5, 3, 3, 5, 5, 3, 1, 2, 2, 1);
-        tracker.Flush();
+        var snapshot = OneFrame(kpa);
 
-        tracker.Current!.CopX!.Value.ShouldBe(0.2, Tolerance);
-        tracker.Current!.CopY!.Value.ShouldBe(0.2, Tolerance);
-    }
-
-    [Fact]
-    public void The_centre_of_pressure_is_the_pressure_weighted_mean_of_cell_centres()
-    {
-        var tracker = Tracker();
-        var cells = new double[16];
-        cells[0] = 1; // (0.05, 0.05)
-        cells[3] = 3; // (0.35, 0.05)
-        Frame(tracker, 0, cells);
-        tracker.Flush();
-
-        // x = (1 x 0.05 + 3 x 0.35) / 4 = 0.275
-        tracker.Current!.CopX!.Value.ShouldBe(0.275, Tolerance);
-        tracker.Current!.CopY!.Value.ShouldBe(0.05, Tolerance);
+        snapshot.CopX!.Value.ShouldBe(x, Tolerance);
+        snapshot.CopY!.Value.ShouldBe(y, Tolerance);
     }
 
     [Theory]
@@ -120,26 +118,19 @@ public sealed class MatTrackerTests
     [InlineData(2.01, true)]
     public void The_seat_is_occupied_at_or_above_occupied_kpa_in_total(double total, bool occupied)
     {
-        var tracker = Tracker();
-        Frame(tracker, 0, Even(total / 16));
-        tracker.Flush();
+        var snapshot = OneFrame(Even(total / 16));
 
-        tracker.Current!.Occupied.ShouldBe(occupied);
-        tracker.Current!.TotalKpa.ShouldBe(total, Tolerance);
-        (tracker.Current!.CopX is not null).ShouldBe(occupied);
-        (tracker.Current!.CopY is not null).ShouldBe(occupied);
+        snapshot.Occupied.ShouldBe(occupied);
+        snapshot.TotalKpa.ShouldBe(total, Tolerance);
+        (snapshot.CopX is not null).ShouldBe(occupied);
+        (snapshot.CopY is not null).ShouldBe(occupied);
     }
 
     [Fact]
     public void Occupied_since_and_vacant_since_give_when_the_current_state_began()
     {
         var tracker = Tracker();
-        for (var i = 0; i < 50; i++)
-        {
-            Frame(tracker, i * 0.1, Even(i < 20 ? 1 : i < 35 ? 0 : 2));
-        }
-
-        tracker.Flush();
+        Frames(tracker, 50, 0.1, i => Even(i < 20 ? 1 : i < 35 ? 0 : 2));
         var seated = tracker.Current!;
         seated.Occupied.ShouldBeTrue();
         seated.OccupiedSince.ShouldBe(SwayTrace.At(3.5));
@@ -196,12 +187,7 @@ public sealed class MatTrackerTests
     public void A_still_centre_of_pressure_is_not_restless()
     {
         var tracker = Tracker();
-        for (var i = 0; i < 100; i++)
-        {
-            Frame(tracker, i * 0.1, OneCell(9, 5));
-        }
-
-        tracker.Flush();
+        Frames(tracker, 100, 0.1, _ => OneCell(9, 5));
         tracker.Current!.RestlessnessMps.ShouldBe(0);
     }
 
@@ -209,13 +195,8 @@ public sealed class MatTrackerTests
     public void Restlessness_spans_only_the_last_window_seconds()
     {
         var tracker = Tracker();
-        for (var i = 0; i < 200; i++)
-        {
-            // Rocking between cells 0 and 1 (0.1 m) every frame for 10 s, then still for 10 s.
-            Frame(tracker, i * 0.1, OneCell(i < 100 && i % 2 == 1 ? 1 : 0, 5));
-        }
-
-        tracker.Flush();
+        // Rocking between cells 0 and 1 (0.1 m) every frame for 10 s, then still for 10 s.
+        Frames(tracker, 200, 0.1, i => OneCell(i < 100 && i % 2 == 1 ? 1 : 0, 5));
         tracker.Current!.RestlessnessMps.ShouldBe(0);
     }
 
@@ -299,12 +280,7 @@ public sealed class MatTrackerTests
     public void The_window_keeps_at_most_max_frames_per_window()
     {
         var tracker = Tracker(o => o.MaxFramesPerWindow = 16);
-        for (var i = 0; i < 100; i++)
-        {
-            Frame(tracker, i * 0.01, OneCell(0, 5));
-        }
-
-        tracker.Flush();
+        Frames(tracker, 100, 0.01, _ => OneCell(0, 5));
         tracker.Current!.FramesInWindow.ShouldBe(16);
     }
 
@@ -325,15 +301,8 @@ public sealed class MatTrackerTests
     {
         Check.One(Runs, Prop.ForAll(Arb.From(Loads), load =>
         {
-            var once = Tracker();
-            var thrice = Tracker();
-            Frame(once, 0, load.Select(p => (double)p).ToArray());
-            Frame(thrice, 0, load.Select(p => 3.0 * p).ToArray());
-            once.Flush();
-            thrice.Flush();
-
-            var a = once.Current!;
-            var b = thrice.Current!;
+            var a = OneFrame(load.Select(p => (double)p).ToArray());
+            var b = OneFrame(load.Select(p => 3.0 * p).ToArray());
             a.Occupied.ShouldBe(load.Sum() >= 2);
             if (a.Occupied)
             {

@@ -30,11 +30,7 @@ public sealed class OptionsTests
     [InlineData(nameof(SwayOptions.MaxSamplesPerWindow), 8, "Dashboard:Sway:MaxSamplesPerWindow must be between 16 and 1000000 (was 8).")]
     public void A_bad_sway_setting_is_named_with_its_range(string setting, double value, string message)
     {
-        var options = new SwayOptions();
-        var property = typeof(SwayOptions).GetProperty(setting)!;
-        property.SetValue(options, property.PropertyType == typeof(int) ? (object)(int)value : value);
-
-        options.Validate().ShouldBe([message]);
+        Configured.ValidateWith<SwayOptions>(setting, value, o => o.Validate()).ShouldBe([message]);
     }
 
     [Theory]
@@ -48,10 +44,6 @@ public sealed class OptionsTests
     [InlineData(nameof(MatOptions.MaxFramesPerWindow), 2_000_000, "Dashboard:Mat:MaxFramesPerWindow must be between 16 and 1000000 (was 2000000).")]
     public void A_bad_mat_setting_is_named_with_its_range(string setting, double value, string message)
     {
-        var options = new MatOptions();
-        var property = typeof(MatOptions).GetProperty(setting)!;
-        property.SetValue(options, property.PropertyType == typeof(int) ? (object)(int)value : value);
-
-        options.Validate().ShouldBe([message]);
+        Configured.ValidateWith<MatOptions>(setting, value, o => o.Validate()).ShouldBe([message]);
     }
 }

@@ -9,12 +9,7 @@ public sealed class SwayTrackerTests
 {
     private const double Tolerance = 1e-9;
 
-    private static SwayTracker Tracker(Action<SwayOptions>? configure = null)
-    {
-        var options = new SwayOptions();
-        configure?.Invoke(options);
-        return new SwayTracker(options);
-    }
+    private static SwayTracker Tracker(Action<SwayOptions>? configure = null) => new(Configured.Options(configure));
 
     [Fact]
     public void Nothing_is_known_before_the_first_sample()
