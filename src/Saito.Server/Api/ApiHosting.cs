@@ -130,7 +130,7 @@ public static class ApiHosting
         app.UseAuthentication();
         app.UseAuthorization();
 
-        var api = app.MapGroup("/api").AddEndpointFilter(RegistryReady);
+        var api = app.MapGroup("/api").AddEndpointFilter(RegistryReady).AddEndpointFilter(TellLiveView);
         api.MapAuthEndpoints();
         api.MapUserEndpoints();
         api.MapOwnerEndpoints();
@@ -140,10 +140,23 @@ public static class ApiHosting
         api.MapNoticeEndpoints();
         api.MapReadingEndpoints();
         api.MapHubEndpoints();
+        api.MapDashboardEndpoints();
 
         app.MapOpenApi().RequireAuthorization(DocsPolicy);
         app.MapScalarApiReference("/scalar", o => o.WithTitle("Saito API")).RequireAuthorization(DocsPolicy);
         return app;
+    }
+
+    /// <summary>A change made through the API (a check-in, an assignment, a roster) reaches the live dashboards at once.</summary>
+    private static async ValueTask<object?> TellLiveView(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
+    {
+        var result = await next(context);
+        if (!HttpMethods.IsGet(context.HttpContext.Request.Method))
+        {
+            context.HttpContext.RequestServices.GetRequiredService<Dashboard.LiveSignal>().RegistryChanged();
+        }
+
+        return result;
     }
 
     /// <summary>Until the registry's migrations are applied every API call answers 503 (and says why when they failed).</summary>

@@ -1,3 +1,4 @@
+using Microsoft.AspNetCore.Mvc.ApplicationParts;
 using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Options;
 using Saito.Ingestion.Pipeline;
@@ -47,7 +48,19 @@ public static class DashboardHosting
             // Dashboards send small calls (watch a class, acknowledge an alert).
             o.MaximumReceiveMessageSize = 4 * 1024;
         });
-        services.AddRazorPages();
+        // The pages are compiled into this assembly; when the host is not Saito.Server itself (the tests run it in
+        // process) the entry assembly is not this one, so name it.
+        var assembly = typeof(DashboardHosting).Assembly;
+        services.AddRazorPages().ConfigureApplicationPartManager(parts =>
+        {
+            if (!parts.ApplicationParts.Any(p => p.Name == assembly.GetName().Name))
+            {
+                foreach (var part in ApplicationPartFactory.GetApplicationPartFactory(assembly).GetApplicationParts(assembly))
+                {
+                    parts.ApplicationParts.Add(part);
+                }
+            }
+        });
         return builder;
     }
 

@@ -39,6 +39,7 @@ public sealed partial class LiveClassroom : BackgroundService
     private readonly ConcurrentDictionary<int, TileView> _tiles = new();
     private LiveRegistry _registry = LiveRegistry.Empty;
     private IReadOnlyList<AlertView> _activeAlerts = [];
+    private readonly TimeSpan _silentAfter;
     private long _lastSkippedLogged;
 
     public LiveClassroom(LiveFeed feed, LiveSignal signal, LivePublisher publisher, AlertRecorder recorder, RegistryContextFactory contexts,
@@ -63,6 +64,7 @@ public sealed partial class LiveClassroom : BackgroundService
         _time = time;
         _logger = logger;
         _engine = new AlertEngine(alerts.Value);
+        _silentAfter = TimeSpan.FromSeconds(alerts.Value.SilentSensorSeconds);
     }
 
     /// <summary>Each student's tile as last pushed (full: with blood pressure).</summary>
@@ -185,14 +187,24 @@ public sealed partial class LiveClassroom : BackgroundService
             student.Devices = devices;
             bool hasSeat = devices.Any(d => IsSeatMat(d.Kind));
             var t = info.Thresholds;
-            _engine.SetStudent(info.OwnerId, t is null ? AlertThresholds.None : new AlertThresholds
+            var thresholds = t is null ? AlertThresholds.None : new AlertThresholds
             {
                 RestingHeartRate = t.RestingHeartRate,
                 TachycardiaFactor = t.TachycardiaFactor,
                 HeartRateMax = t.HeartRateMax,
                 HeartRateMin = t.HeartRateMin,
                 OverheatCelsius = t.OverheatCelsius,
-            }, hasSeat);
+            };
+            try
+            {
+                _engine.SetStudent(info.OwnerId, thresholds, hasSeat);
+            }
+            catch (ArgumentException ex)
+            {
+                // A clinician's thresholds that do not fit with the defaults (a minimum above the maximum): watch with the defaults.
+                LogBadThresholds(info.OwnerId, ex.Message);
+                _engine.SetStudent(info.OwnerId, AlertThresholds.None, hasSeat);
+            }
             if (sessions.TryGetValue(info.OwnerId, out var session))
             {
                 _engine.SetSession(info.OwnerId, session.Start, session.End);
@@ -256,7 +268,8 @@ public sealed partial class LiveClassroom : BackgroundService
         int owner = student.Info.OwnerId;
         var ts = reading.Timestamp;
         student.LastReading[device.DeviceId] = student.LastReading.TryGetValue(device.DeviceId, out var seen) && seen > reading.ReceivedAt ? seen : reading.ReceivedAt;
-        _engine.ObserveDevice(owner, device.DeviceId, ts, now);
+        // A device is alive when its message arrives, whatever time its readings carry (a hub catching up is alive).
+        _engine.ObserveDevice(owner, device.DeviceId, reading.ReceivedAt, now);
         switch (reading.Kind)
         {
             case ReadingKind.Biosensor:
@@ -342,7 +355,7 @@ public sealed partial class LiveClassroom : BackgroundService
     private void PushTiles(DateTime now)
     {
         var registry = _registry;
-        var silentAfter = TimeSpan.FromSeconds(30);
+        var silentAfter = _silentAfter;
         var changed = new List<TileView>(_dirty.Count);
         var openByOwner = ActiveAlerts.GroupBy(a => a.OwnerId).ToDictionary(g => g.Key, g => g.Count());
         foreach (int owner in _dirty)
@@ -427,6 +440,9 @@ public sealed partial class LiveClassroom : BackgroundService
 
     [LoggerMessage(5002, LogLevel.Error, "The registry is not available, so the live view and its alerts are off; readings are still stored")]
     private partial void LogRegistryUnavailable();
+
+    [LoggerMessage(5004, LogLevel.Warning, "The alert thresholds of student {OwnerId} do not fit together ({Problem}); the Alerts:* defaults apply until they are fixed")]
+    private partial void LogBadThresholds(int ownerId, string problem);
 
     [LoggerMessage(5003, LogLevel.Warning, "The live view fell behind and skipped {Skipped} committed readings ({Total} since start; Dashboard:MaxBacklogReadings); they are stored, but no alert was evaluated on them")]
     private partial void LogBehind(long skipped, long total);

@@ -62,7 +62,7 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
         var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<TileView>().Select(t => bp ? t : LivePublisher.WithoutBloodPressure(t)).ToList();
         var roster = c.Roster.ToHashSet();
         var feed = services.GetRequiredService<LiveFeed>();
-        return new ClassLive(c.Id, c.Name, c.Room, c.Session is { } s ? new SessionView(s.Id, s.StartsAt, s.EndsAt) : null, tiles,
+        return new ClassLive(c.Id, c.Name, c.Room, c.Session is { } s ? new LiveSessionView(s.Id, s.StartsAt, s.EndsAt) : null, tiles,
             [.. live.ActiveAlerts.Where(a => roster.Contains(a.OwnerId))], bp, new LiveHealthView(feed.Skipped, feed.Backlog));
     }
 

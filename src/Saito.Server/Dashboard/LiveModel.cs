@@ -46,9 +46,9 @@ public sealed record AlertView(
     DateTimeOffset? ClearedAt);
 
 /// <summary>What a dashboard gets when it starts watching a class.</summary>
-public sealed record ClassLive(int ClassId, string Name, string? Room, SessionView? Session, IReadOnlyList<TileView> Tiles, IReadOnlyList<AlertView> Alerts, bool SeesBloodPressure, LiveHealthView Health);
+public sealed record ClassLive(int ClassId, string Name, string? Room, LiveSessionView? Session, IReadOnlyList<TileView> Tiles, IReadOnlyList<AlertView> Alerts, bool SeesBloodPressure, LiveHealthView Health);
 
-public sealed record SessionView(int Id, DateTimeOffset StartsAt, DateTimeOffset EndsAt);
+public sealed record LiveSessionView(int Id, DateTimeOffset StartsAt, DateTimeOffset EndsAt);
 
 /// <summary>Whether the live view is keeping up: readings skipped because it fell behind, and its backlog.</summary>
 public sealed record LiveHealthView(long SkippedReadings, long Backlog);

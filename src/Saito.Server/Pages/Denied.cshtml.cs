@@ -3,7 +3,7 @@ using Microsoft.AspNetCore.Mvc.RazorPages;
 
 namespace Saito.Server.Pages;
 
-[Authorize]
+[Authorize(AuthenticationSchemes = PageAuth.Scheme)]
 public sealed class DeniedModel : PageModel
 {
     public void OnGet()

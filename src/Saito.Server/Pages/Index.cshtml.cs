@@ -8,7 +8,7 @@ using Saito.Server.Dashboard;
 namespace Saito.Server.Pages;
 
 /// <summary>The start page: the classes this member of staff may watch. Ops (no vitals) go to the devices page.</summary>
-[Authorize]
+[Authorize(AuthenticationSchemes = PageAuth.Scheme)]
 public sealed class IndexModel(RegistryDbContext db, LiveClassroom live) : PageModel
 {
     public IReadOnlyList<LiveClass> Classes { get; private set; } = [];

@@ -12,7 +12,7 @@ internal sealed class WriterPoolStorageReady(ReadingWriterPool writers) : IStora
 }
 
 /// <summary>Check-ins from fingerprint readers (MQTT) into the registry; committed before the message is acknowledged.</summary>
-internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryMigrator migrator) : ICheckInRecorder
+internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryMigrator migrator, Dashboard.LiveSignal live) : ICheckInRecorder
 {
     public async Task<CheckInRecording> RecordAsync(string readerSerial, int readerDeviceId, CheckInMessage checkIn, CancellationToken cancellationToken)
     {
@@ -29,6 +29,7 @@ internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryM
         var result = checkIn.CheckOut
             ? await checkIns.CheckOutAsync(checkIn.OwnerId, checkIn.At, cancellationToken)
             : await checkIns.CheckInAsync(checkIn.OwnerId, checkIn.At, source, cancellationToken);
+        live.RegistryChanged();
         return result.Outcome == CheckInOutcome.UnknownOwner ? CheckInRecording.UnknownOwner : CheckInRecording.Done;
     }
 }

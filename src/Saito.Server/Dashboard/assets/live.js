@@ -63,13 +63,13 @@
     };
     row("♥ Heart", `${fmt(t.heartRate, 0)} bpm`, "hr");
     if (seesBp) row("BP", `${fmt(t.systolic, 0)}/${fmt(t.diastolic, 0)} mmHg`, "bp");
-    row("🌡 Skin", `${fmt(t.skinTemperature, 1)} °C`, "temp");
+    row("Skin temp", `${fmt(t.skinTemperature, 1)} °C`, "temp");
     if (t.sway) {
       const s = t.sway;
-      row("〰 Sway", s.settling ? `settling (${s.posture})` : `${fmt(s.meanDistance * 100, 1)} cm · ${fmt(s.meanSpeed * 100, 1)} cm/s (${s.posture})`, "sway");
+      row("Sway", s.settling ? `settling (${s.posture})` : `${fmt(s.meanDistance * 100, 1)} cm · ${fmt(s.meanSpeed * 100, 1)} cm/s (${s.posture})`, "sway");
     }
     if (t.seat) {
-      row("🪑 Seat", t.seat.occupied ? `occupied since ${time(t.seat.since)}` : `empty since ${time(t.seat.since)}`, t.seat.occupied ? "seat" : "seat empty");
+      row("Seat", t.seat.occupied ? `occupied since ${time(t.seat.since)}` : `empty since ${time(t.seat.since)}`, t.seat.occupied ? "seat" : "seat empty");
     }
     tile.appendChild(vitals);
     const silent = t.devices.filter((d) => d.silent);

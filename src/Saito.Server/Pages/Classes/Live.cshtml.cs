@@ -8,7 +8,7 @@ using Saito.Server.Dashboard;
 namespace Saito.Server.Pages.Classes;
 
 /// <summary>The live class: a tile per student and the alert banner (admins; teachers and aides listed on the class).</summary>
-[Authorize(Policy = ApiPolicies.ViewLive)]
+[Authorize(Policy = ApiPolicies.ViewLive, AuthenticationSchemes = PageAuth.Scheme)]
 public sealed class LiveModel(RegistryDbContext db, LiveClassroom live) : PageModel
 {
     public LiveClass Class { get; private set; } = null!;

@@ -1,0 +1,75 @@
+using Microsoft.Playwright;
+
+namespace Saito.Registry.Tests.Dashboard;
+
+/// <summary>
+/// Debian's chromium driven by Playwright (its own browser download cannot work here), headless, one fresh context per
+/// member of staff. Screenshots go to TestResults/screenshots at the repository root, kept as CI artifacts.
+/// </summary>
+public sealed class Browser : IAsyncDisposable
+{
+    public const string ChromiumPath = "/usr/bin/chromium";
+
+    private readonly IPlaywright _playwright;
+
+    private Browser(IPlaywright playwright, IBrowser browser)
+    {
+        _playwright = playwright;
+        Chromium = browser;
+    }
+
+    public IBrowser Chromium { get; }
+
+    public static string ScreenshotFolder { get; } = Directory.CreateDirectory(Path.Combine(RepositoryRoot.Path, "TestResults", "screenshots")).FullName;
+
+    public static async Task<Browser> LaunchAsync()
+    {
+        if (!File.Exists(ChromiumPath))
+        {
+            throw new InvalidOperationException($"No chromium at {ChromiumPath}: install it with `apt-get install chromium` (scripts/test.sh does).");
+        }
+
+        var playwright = await Playwright.CreateAsync();
+        var browser = await playwright.Chromium.LaunchAsync(new BrowserTypeLaunchOptions
+        {
+            ExecutablePath = ChromiumPath,
+            Headless = true,
+            Args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+        });
+        return new Browser(playwright, browser);
+    }
+
+    /// <summary>A tablet-sized page in a context of its own (its own cookies).</summary>
+    public async Task<IPage> NewPageAsync(Uri baseAddress)
+    {
+        var context = await Chromium.NewContextAsync(new BrowserNewContextOptions
+        {
+            BaseURL = baseAddress.ToString(),
+            ViewportSize = new ViewportSize { Width = 1280, Height = 800 },
+        });
+        context.SetDefaultTimeout(30_000);
+        return await context.NewPageAsync();
+    }
+
+    public static async Task SignInAsync(IPage page, string userName, string password)
+    {
+        ArgumentNullException.ThrowIfNull(page);
+        await page.GotoAsync("/login");
+        await page.FillAsync("input[name=userName]", userName);
+        await page.FillAsync("input[name=password]", password);
+        await page.ClickAsync("button[type=submit]");
+        await page.WaitForURLAsync(url => !url.Contains("/login", StringComparison.Ordinal));
+    }
+
+    public static async Task ScreenshotAsync(IPage page, string name)
+    {
+        ArgumentNullException.ThrowIfNull(page);
+        await page.ScreenshotAsync(new PageScreenshotOptions { Path = Path.Combine(ScreenshotFolder, name + ".png"), FullPage = true });
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await Chromium.DisposeAsync();
+        _playwright.Dispose();
+    }
+}

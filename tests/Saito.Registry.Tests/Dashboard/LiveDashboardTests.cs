@@ -1,0 +1,190 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Saito.Registry.Model;
+using Saito.Registry.Tests.Infrastructure;
+using Saito.Storage.Keys;
+using static Microsoft.Playwright.Assertions;
+
+namespace Saito.Registry.Tests.Dashboard;
+
+/// <summary>
+/// The live class page in a real browser (Debian's chromium through Playwright) against a real Saito fed by
+/// mosquitto_pub: a tile updates, a tachycardia trace raises the banner and acknowledging clears it, a silent sensor is
+/// flagged, an aide sees no blood pressure, and ops, anonymous users and staff not listed on the class are kept out.
+/// </summary>
+public sealed class LiveDashboardTests
+{
+    private static CancellationToken Ct => TestContext.Current.CancellationToken;
+
+    [Fact]
+    public async Task Tiles_update_alerts_are_raised_and_acknowledged_and_each_role_sees_only_what_it_may()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null,
+            ["Alerts:TachycardiaSeconds=3", "Alerts:SilentSensorSeconds=5", "Alerts:ClearSeconds=3"]);
+        var school = await ClassroomAsync(server);
+        await using var browser = await Browser.LaunchAsync();
+        SetDefaultExpectTimeout(15_000);
+
+        // Anonymous: the sign-in page. Ops: no vitals, whatever the URL.
+        var anonymous = await browser.NewPageAsync(server.BaseAddress);
+        await anonymous.GotoAsync($"/classes/{school.ClassId}/live");
+        new Uri(anonymous.Url).AbsolutePath.ShouldBe("/login");
+        var ops = await browser.NewPageAsync(server.BaseAddress);
+        await Browser.SignInAsync(ops, "ops", ApiServer.Password);
+        await ops.GotoAsync($"/classes/{school.ClassId}/live");
+        new Uri(ops.Url).AbsolutePath.ShouldBe("/denied");
+        await Expect(ops.Locator("h1")).ToContainTextAsync("not for your account");
+
+        // The teacher listed on the class: a reading published over MQTT shows on the tile.
+        var teacher = await browser.NewPageAsync(server.BaseAddress);
+        await Browser.SignInAsync(teacher, "teacher", ApiServer.Password);
+        await teacher.GotoAsync($"/classes/{school.ClassId}/live");
+        await Expect(teacher.Locator("#live[data-ready=true]")).ToBeVisibleAsync();
+        await PublishAsync(server, "saito/hub-1/wrist-ada/biosensor", $$"""{"ts":"{{Ts(DateTimeOffset.UtcNow.AddSeconds(-8))}}","hr":81,"sys":118,"dia":76,"temp":33.4}""");
+        var ada = teacher.Locator($"#tile-{school.Ada}");
+        await Expect(ada.Locator(".hr")).ToHaveTextAsync("81 bpm");
+        await Expect(ada.Locator(".bp")).ToHaveTextAsync("118/76 mmHg");
+        await Expect(ada.Locator(".temp")).ToHaveTextAsync("33.4 °C");
+        await Browser.ScreenshotAsync(teacher, "live-class-teacher");
+
+        // Basil is checked in and his wristband has said nothing since: flagged after Alerts:SilentSensorSeconds.
+        await Expect(teacher.Locator("#banner .alert[data-kind=silent-sensor]", new() { HasText = "Basil" })).ToBeVisibleAsync();
+        await Expect(teacher.Locator($"#tile-{school.Basil} .devices")).ToContainTextAsync("silent: wrist-basil");
+
+        // Tachycardia: 150 bpm against Ada's resting 80 for 5 s (more than Alerts:TachycardiaSeconds).
+        var now = DateTimeOffset.UtcNow;
+        string trace = "[" + string.Join(",", Enumerable.Range(0, 21).Select(i => $$"""{"ts":"{{Ts(now.AddMilliseconds((i * 250) - 5000))}}","hr":150}""")) + "]";
+        await PublishAsync(server, "saito/hub-1/wrist-ada/biosensor", trace);
+        var alarm = teacher.Locator("#banner .alert[data-kind=tachycardia]");
+        await Expect(alarm).ToContainTextAsync("Ada");
+        await Expect(ada.Locator(".tile-alert")).ToContainTextAsync("open alert");
+        await Browser.ScreenshotAsync(teacher, "live-class-tachycardia");
+        await alarm.Locator("button.ack").ClickAsync();
+        await Expect(alarm).ToHaveCountAsync(0);
+        await Expect(teacher.Locator("#acknowledged .alert[data-kind=tachycardia]")).ToContainTextAsync("acknowledged by teacher");
+        await Browser.ScreenshotAsync(teacher, "live-class-acknowledged");
+
+        // Stored: the alert history says who acknowledged it.
+        using var teacherApi = await server.AsAsync("teacher");
+        var stored = await EventuallyAsync(async () =>
+        {
+            var page = await teacherApi.GetFromJsonAsync<JsonElement>($"/api/alerts?ownerId={school.Ada}", Ct);
+            return page.GetProperty("items").EnumerateArray().FirstOrDefault(a => a.GetProperty("kind").GetString() == "tachycardia"
+                && a.GetProperty("acknowledgedBy").ValueKind == JsonValueKind.String);
+        });
+        stored.GetProperty("acknowledgedBy").GetString().ShouldBe("teacher");
+        stored.GetProperty("detail").GetString()!.ShouldContain("150");
+
+        // The aide on the class sees the tile and the alerts, but never blood pressure.
+        var aide = await browser.NewPageAsync(server.BaseAddress);
+        await Browser.SignInAsync(aide, "aide", ApiServer.Password);
+        await aide.GotoAsync($"/classes/{school.ClassId}/live");
+        await Expect(aide.Locator("#live[data-ready=true]")).ToBeVisibleAsync();
+        var adaForAide = aide.Locator($"#tile-{school.Ada}");
+        await Expect(adaForAide.Locator(".hr")).ToHaveTextAsync("150 bpm");
+        await Expect(adaForAide.Locator(".bp")).ToHaveCountAsync(0);
+        (await aide.ContentAsync()).ShouldNotContain("118");
+        await Browser.ScreenshotAsync(aide, "live-class-aide");
+
+        // A teacher not listed on the class is turned away.
+        await server.AddUserAsync("teacher2", StaffRoles.Teacher);
+        var other = await browser.NewPageAsync(server.BaseAddress);
+        await Browser.SignInAsync(other, "teacher2", ApiServer.Password);
+        await other.GotoAsync($"/classes/{school.ClassId}/live");
+        new Uri(other.Url).AbsolutePath.ShouldBe("/denied");
+
+        // Every view of Ada's vitals is in the audit, which only admins list.
+        using var admin = await server.AsAsync("admin");
+        var views = await EventuallyAsync(async () =>
+        {
+            var page = await admin.GetFromJsonAsync<JsonElement>($"/api/audit/vitals-views?ownerId={school.Ada}", Ct);
+            var users = page.GetProperty("items").EnumerateArray().Select(v => v.GetProperty("userName").GetString()).ToHashSet();
+            return users.Contains("teacher") && users.Contains("aide") ? page : default;
+        });
+        views.GetProperty("items").EnumerateArray().ShouldAllBe(v => v.GetProperty("via").GetString() == "live-class");
+        (await teacherApi.GetAsync("/api/audit/vitals-views", Ct)).StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        using var opsApi = await server.AsAsync("ops");
+        (await opsApi.PostAsync("/live/hub/negotiate?negotiateVersion=1", null, Ct)).StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        (await opsApi.GetAsync("/api/alerts", Ct)).StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+    }
+
+    /// <summary>A class in session now with two students, each with a wristband, both checked in; the teacher and the aide listed on it.</summary>
+    private static async Task<School> ClassroomAsync(ApiServer server)
+    {
+        using var admin = await server.AsAsync("admin");
+        int ada = await CreateAsync(admin, "/api/owners", new { kind = "student", displayName = "Ada Lovelace" });
+        int basil = await CreateAsync(admin, "/api/owners", new { kind = "student", displayName = "Basil Brush" });
+        int classId;
+        await using (var db = server.Database.Open())
+        {
+            var now = DateTimeOffset.UtcNow;
+            var c = new SchoolClass { Name = "Morning circle", Room = "Room 1", CreatedAt = now, UpdatedAt = now };
+            db.Classes.Add(c);
+            await db.SaveChangesAsync(Ct);
+            classId = c.Id;
+            db.RosterEntries.AddRange(new RosterEntry { ClassId = c.Id, OwnerId = ada, AddedAt = now }, new RosterEntry { ClassId = c.Id, OwnerId = basil, AddedAt = now });
+            db.Sessions.Add(new ClassSession { ClassId = c.Id, StartsAt = now.AddMinutes(-5), EndsAt = now.AddHours(2), SchoolDate = DateOnly.FromDateTime(now.UtcDateTime) });
+            await db.SaveChangesAsync(Ct);
+        }
+
+        foreach (string user in new[] { "teacher", "aide" })
+        {
+            using var client = await server.AsAsync(user);
+            int userId = (await client.GetFromJsonAsync<JsonElement>("/api/auth/me", Ct)).GetProperty("id").GetInt32();
+            using var listed = await admin.PutAsync($"/api/classes/{classId}/staff/{userId}", null, Ct);
+            listed.StatusCode.ShouldBe(HttpStatusCode.NoContent);
+        }
+
+        // The wristbands are seen once (ingestion registers them), then assigned.
+        foreach (var (serial, owner) in new[] { ("wrist-ada", ada), ("wrist-basil", basil) })
+        {
+            await PublishAsync(server, $"saito/hub-1/{serial}/biosensor", $$"""{"ts":"{{Ts(DateTimeOffset.UtcNow.AddMinutes(-1))}}","hr":70}""");
+            var devices = await admin.GetFromJsonAsync<JsonElement>("/api/devices?status=new", Ct);
+            int deviceId = devices.GetProperty("items").EnumerateArray().Single(d => d.GetProperty("serial").GetString() == serial).GetProperty("id").GetInt32();
+            await CreateAsync(admin, "/api/assignments", new { deviceId, ownerId = owner });
+        }
+
+        using (var thresholds = await admin.PutAsJsonAsync($"/api/owners/{ada}/alert-thresholds", new { restingHeartRate = 80 }, Ct))
+        {
+            thresholds.StatusCode.ShouldBe(HttpStatusCode.OK);
+        }
+
+        await PublishAsync(server, "saito/hub-1/fp-1/checkin", $$"""{"owner":{{ada}}}""");
+        await PublishAsync(server, "saito/hub-1/fp-1/checkin", $$"""{"owner":{{basil}}}""");
+        return new School(classId, ada, basil);
+    }
+
+    private static async Task<int> CreateAsync(HttpClient client, string path, object body)
+    {
+        using var response = await client.PostAsJsonAsync(path, body, Ct);
+        response.StatusCode.ShouldBe(HttpStatusCode.Created, await response.Content.ReadAsStringAsync(Ct));
+        return (await response.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
+    }
+
+    /// <summary>QoS 1 through mosquitto_pub: acknowledged once committed.</summary>
+    private static Task PublishAsync(ApiServer server, string topic, string payload) =>
+        ExternalClients.Mosquitto311.PublishAsync(new BrokerEndpoint("saito", "127.0.0.1", server.MqttPort, null, null, null),
+            OutgoingMessage.Text(topic, payload), new ClientOptions { QoS = 1 }, Ct);
+
+    private static string Ts(DateTimeOffset t) => t.UtcDateTime.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture);
+
+    private static async Task<JsonElement> EventuallyAsync(Func<Task<JsonElement>> probe)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (true)
+        {
+            var found = await probe();
+            if (found.ValueKind != JsonValueKind.Undefined)
+            {
+                return found;
+            }
+
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "the condition never held");
+            await Task.Delay(100, Ct);
+        }
+    }
+
+    private sealed record School(int ClassId, int Ada, int Basil);
+}
