@@ -136,7 +136,7 @@ public static class StudentCharts
     }
 
     /// <summary>Per bucket, the mean of a field over every device and channel (weighted by how many readings carried it).</summary>
-    internal static List<double[]> Average(IReadOnlyList<DownsampleBucket> buckets, ValueField field)
+    public static List<double[]> Average(IReadOnlyList<DownsampleBucket> buckets, ValueField field)
     {
         var sums = new SortedDictionary<DateTime, (double Sum, long Count)>();
         foreach (var b in buckets)
@@ -155,7 +155,7 @@ public static class StudentCharts
     }
 
     /// <summary>Per bucket, the sum over the seat mats' cells of each cell's mean pressure: the mean total load in kPa.</summary>
-    internal static List<double[]> Total(IReadOnlyList<DownsampleBucket> buckets)
+    public static List<double[]> Total(IReadOnlyList<DownsampleBucket> buckets)
     {
         var totals = new SortedDictionary<DateTime, double>();
         foreach (var b in buckets)
@@ -177,7 +177,7 @@ public static class StudentCharts
     /// unknown: phases found by head height); its horizontal mean distance from the ideal (metres) as of the last
     /// sample of each bucket, at the bucket's start. Buckets where it is still settling have no point.
     /// </summary>
-    internal static (List<double[]> Points, bool Truncated) Sway(IReadOnlyList<Reading> readings, int headChannel, SwayOptions options, TimeSpan bucket)
+    public static (List<double[]> Points, bool Truncated) Sway(IReadOnlyList<Reading> readings, int headChannel, SwayOptions options, TimeSpan bucket)
     {
         ArgumentNullException.ThrowIfNull(readings);
         var points = new List<double[]>();
