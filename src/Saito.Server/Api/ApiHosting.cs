@@ -5,6 +5,7 @@ using Microsoft.Extensions.Options;
 using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 using Saito.Registry.Model;
+using Saito.Server.Dashboard;
 using Saito.Server.Security;
 using Scalar.AspNetCore;
 
@@ -141,6 +142,7 @@ public static class ApiHosting
         api.MapReadingEndpoints();
         api.MapHubEndpoints();
         api.MapDashboardEndpoints();
+        api.MapStudentCharts();
 
         app.MapOpenApi().RequireAuthorization(DocsPolicy);
         app.MapScalarApiReference("/scalar", o => o.WithTitle("Saito API")).RequireAuthorization(DocsPolicy);

@@ -13,7 +13,7 @@ namespace Saito.Server.Pages.Students;
 /// it) over the session running now or one picked from the recent sessions of their classes, with the alerts marked.
 /// The charts come from <c>GET /api/students/{id}/chart</c> (<see cref="StudentCharts"/>), which audits the view.
 /// </summary>
-[Authorize(Policy = ApiPolicies.ViewLive)]
+[Authorize(Policy = ApiPolicies.ViewLive, AuthenticationSchemes = PageAuth.Scheme)]
 public sealed class StudentModel(RegistryDbContext db, LiveClassroom live, DashboardAccess access, TimeProvider time) : PageModel
 {
     /// <summary>Recent sessions listed, at most.</summary>
