@@ -200,6 +200,11 @@ internal static class DashboardEndpoints
 
     private static async Task<IResult> GetThresholdsAsync(int id, ClaimsPrincipal user, RegistryDbContext db, CancellationToken cancellationToken)
     {
+        if (!await db.Owners.AnyAsync(o => o.Id == id, cancellationToken))
+        {
+            return Problems.NotFound("owner", id);
+        }
+
         if (!await DashboardAccess.CanSeeStudentAsync(db, user, id, cancellationToken))
         {
             return Problems.Of(StatusCodes.Status403Forbidden, "Not your student", "You may see the thresholds of students on the classes you are listed on.");

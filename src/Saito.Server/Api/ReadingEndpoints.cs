@@ -48,11 +48,56 @@ internal static class ReadingEndpoints
 {
     public static void MapReadingEndpoints(this RouteGroupBuilder api)
     {
-        var readings = api.MapGroup("/readings/{kind}").WithTags("Readings").RequireAuthorization(ApiPolicies.ReadReadings);
+        var readings = api.MapGroup("/readings/{kind}").WithTags("Readings").RequireAuthorization(ApiPolicies.ReadReadings)
+            .AddEndpointFilter(OnlyVisibleStudentsAsync);
         readings.MapGet("/", RangeAsync).WithSummary("Readings of a kind (biosensor, location, pressure) for a device or an owner over [from, to)");
         readings.MapGet("/latest", LatestAsync).WithSummary("The newest reading of each channel: a device's, or those of the devices an owner has now");
         readings.MapGet("/series", SeriesAsync).WithSummary("Min, avg and max per bucket over [from, to), for charts");
     }
+
+    /// <summary>
+    /// Admins read any device or owner; teachers and aides only students on the classes they are listed on, and a
+    /// device only if every owner it has ever had is such a student. Each answer about a student is audited.
+    /// </summary>
+    private static async ValueTask<object?> OnlyVisibleStudentsAsync(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
+    {
+        var http = context.HttpContext;
+        var db = http.RequestServices.GetRequiredService<RegistryDbContext>();
+        var ct = http.RequestAborted;
+        List<int> owners = [];
+        if (Id(http.Request.Query["ownerId"]) is { } ownerId)
+        {
+            owners.Add(ownerId);
+        }
+        else if (Id(http.Request.Query["deviceId"]) is { } deviceId)
+        {
+            owners = await db.Assignments.Where(a => a.DeviceId == deviceId).Select(a => a.OwnerId).Distinct().ToListAsync(ct);
+        }
+
+        if (!Dashboard.DashboardAccess.IsAdmin(http.User))
+        {
+            foreach (int owner in owners)
+            {
+                if (!await Dashboard.DashboardAccess.CanSeeStudentAsync(db, http.User, owner, ct))
+                {
+                    return Problems.Of(StatusCodes.Status403Forbidden, "Not your student",
+                        "Teachers and aides read the readings of students on the classes they are listed on (a device: only if each of its owners is such a student).");
+                }
+            }
+
+            if (owners.Count == 0 && Id(http.Request.Query["deviceId"]) is not null)
+            {
+                return Problems.Of(StatusCodes.Status403Forbidden, "Not your student", "This device was never assigned to a student of yours: only admins read it.");
+            }
+        }
+
+        var result = await next(context);
+        http.RequestServices.GetRequiredService<Dashboard.VitalsAudit>().Viewed(Dashboard.DashboardAccess.UserName(http.User), owners, Dashboard.VitalsAudit.ReadingsApi);
+        return result;
+    }
+
+    private static int? Id(Microsoft.Extensions.Primitives.StringValues value) =>
+        int.TryParse(value.ToString(), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int id) ? id : null;
 
     private static async Task<IResult> RangeAsync(string kind, [AsParameters] ReadingQuery query, RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
     {

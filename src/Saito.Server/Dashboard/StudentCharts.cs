@@ -78,6 +78,11 @@ public static class StudentCharts
         IOptions<SwayOptions> swayOptions, TimeProvider time, CancellationToken cancellationToken)
     {
         var user = http.User;
+        if (!await db.Owners.AnyAsync(o => o.Id == id, cancellationToken))
+        {
+            return Problems.NotFound("student", id);
+        }
+
         if (!await DashboardAccess.CanSeeStudentAsync(db, user, id, cancellationToken))
         {
             return Problems.Of(StatusCodes.Status403Forbidden, "Forbidden", $"You may not see the vitals of student {id}.");

@@ -40,6 +40,7 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         }
         string range = $"from={Uri.EscapeDataString(t0.AddMinutes(-10).ToString("O"))}&to={Uri.EscapeDataString(t0.AddMinutes(10).ToString("O"))}";
         using var teacher = await server.AsAsync("teacher");
+        await ListOnClassAsync(admin, teacher, ana, ben);
 
         var anas = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ana}&{range}", Ct);
         var bens = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ben}&{range}", Ct);
@@ -58,6 +59,24 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         buckets.Max(b => b.GetProperty("fields").GetProperty("hr").GetProperty("max").GetDouble()).ShouldBe(75);
         badField.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
         (await badField.Content.ReadAsStringAsync(Ct)).ShouldContain("hr, sys, dia, temp");
+
+        // The aide is listed on no class: neither student's readings, by owner or through the band.
+        using var aide = await server.AsAsync("aide");
+        (await aide.GetAsync($"/api/readings/biosensor?ownerId={ana}&{range}", Ct)).StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        (await aide.GetAsync($"/api/readings/biosensor/series?deviceId={band}&{range}", Ct)).StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        // And what the teacher read is in the audit.
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (true)
+        {
+            var audit = await GetAsync(admin, $"/api/audit/vitals-views?ownerId={ben}&userName=teacher", Ct);
+            if (audit.GetProperty("items").EnumerateArray().Any(v => v.GetProperty("via").GetString() == "api-readings"))
+            {
+                break;
+            }
+
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "the teacher's reading of Ben's readings was never audited");
+            await Task.Delay(100, Ct);
+        }
     }
 
     private static async Task<JsonElement> GetAsync(HttpClient client, string path, CancellationToken cancellationToken)
@@ -66,6 +85,23 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         string body = await response.Content.ReadAsStringAsync(cancellationToken);
         response.IsSuccessStatusCode.ShouldBeTrue($"GET {path}: {(int)response.StatusCode} {body}");
         return JsonDocument.Parse(body).RootElement.Clone();
+    }
+
+    /// <summary>A class with these students on its roster, and the teacher listed on it (teachers read only their students' readings).</summary>
+    private static async Task ListOnClassAsync(HttpClient admin, HttpClient teacher, params int[] students)
+    {
+        using var created = await admin.PostAsJsonAsync("/api/classes", new { name = "Readings class", slots = Array.Empty<object>() }, Ct);
+        created.StatusCode.ShouldBe(HttpStatusCode.Created, await created.Content.ReadAsStringAsync(Ct));
+        int classId = (await created.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
+        foreach (int student in students)
+        {
+            using var roster = await admin.PutAsync($"/api/classes/{classId}/roster/{student}", null, Ct);
+            roster.IsSuccessStatusCode.ShouldBeTrue();
+        }
+
+        int teacherId = (await teacher.GetFromJsonAsync<JsonElement>("/api/auth/me", Ct)).GetProperty("id").GetInt32();
+        using var listed = await admin.PutAsync($"/api/classes/{classId}/staff/{teacherId}", null, Ct);
+        listed.StatusCode.ShouldBe(HttpStatusCode.NoContent);
     }
 
     private static async Task<int> CreateAsync(HttpClient admin, string name)
