@@ -1,0 +1,135 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Net.WebSockets;
+using System.Text;
+using Saito.Registry.Tests.Infrastructure;
+using Saito.Storage.Keys;
+
+namespace Saito.Registry.Tests.Dashboard;
+
+/// <summary>
+/// The live hub against hostile clients speaking SignalR's JSON protocol over a raw WebSocket: an account over
+/// <c>Dashboard:MaxConnectionsPerUser</c>, a message over the 4 KiB limit, a class the account is not listed on, and
+/// ops (no vitals).
+/// </summary>
+public sealed class LiveHubLimitsTests
+{
+    private const char RecordSeparator = '\u001e';
+
+    private static CancellationToken Ct => TestContext.Current.CancellationToken;
+
+    [Fact]
+    public async Task Too_many_connections_an_oversized_message_and_a_class_not_listed_on_are_refused()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, ["Dashboard:MaxConnectionsPerUser=3"]);
+        string teacherCookie = await CookieAsync(server, "teacher");
+
+        // Three connections are allowed; the fourth of the same account is closed as soon as it is open.
+        var open = new List<ClientWebSocket>();
+        for (int i = 0; i < 3; i++)
+        {
+            open.Add(await ConnectAsync(server, teacherCookie));
+        }
+
+        using (var fourth = await ConnectAsync(server, teacherCookie))
+        {
+            (await ReadUntilClosedAsync(fourth)).ShouldBeTrue("the fourth connection was not closed");
+        }
+
+        // Watching a class the teacher is not listed on is an error, and the connection stays usable.
+        var first = open[0];
+        await SendAsync(first, """{"type":1,"invocationId":"1","target":"Watch","arguments":[999]}""");
+        string answer = await ReadMessageAsync(first, "\"invocationId\":\"1\"");
+        answer.ShouldContain("You may not see this class");
+
+        // A message over 4 KiB closes the connection.
+        await SendAsync(first, $$"""{"type":1,"invocationId":"2","target":"Watch","arguments":["{{new string('x', 5000)}}"]}""");
+        (await ReadUntilClosedAsync(first)).ShouldBeTrue("an oversized message did not close the connection");
+
+        // Ops sees no vitals: the hub refuses the account before any connection.
+        string opsCookie = await CookieAsync(server, "ops");
+        using var ops = new HttpClient { BaseAddress = server.BaseAddress };
+        using var negotiate = new HttpRequestMessage(HttpMethod.Post, "/live/hub/negotiate?negotiateVersion=1");
+        negotiate.Headers.Add("Cookie", opsCookie);
+        (await ops.SendAsync(negotiate, Ct)).StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        foreach (var socket in open)
+        {
+            socket.Dispose();
+        }
+    }
+
+    private static async Task<string> CookieAsync(ApiServer server, string user)
+    {
+        using var client = server.Anonymous();
+        using var response = await client.PostAsJsonAsync("/api/auth/login?useCookies=true", new { userName = user, password = ApiServer.Password }, Ct);
+        response.EnsureSuccessStatusCode();
+        return string.Join("; ", response.Headers.GetValues("Set-Cookie").Select(c => c.Split(';')[0]));
+    }
+
+    private static async Task<ClientWebSocket> ConnectAsync(ApiServer server, string cookie)
+    {
+        var socket = new ClientWebSocket();
+        socket.Options.SetRequestHeader("Cookie", cookie);
+        await socket.ConnectAsync(new Uri($"ws://127.0.0.1:{server.HttpPort}/live/hub"), Ct);
+        await SendAsync(socket, """{"protocol":"json","version":1}""");
+        return socket;
+    }
+
+    private static Task SendAsync(ClientWebSocket socket, string message) =>
+        socket.SendAsync(Encoding.UTF8.GetBytes(message + RecordSeparator), WebSocketMessageType.Text, endOfMessage: true, Ct);
+
+    /// <summary>Reads until a message containing <paramref name="marker"/> arrives (with a deadline).</summary>
+    private static async Task<string> ReadMessageAsync(ClientWebSocket socket, string marker)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(Ct);
+        timeout.CancelAfter(TimeSpan.FromSeconds(30));
+        var buffer = new byte[64 * 1024];
+        var text = new StringBuilder();
+        while (true)
+        {
+            var result = await socket.ReceiveAsync(buffer, timeout.Token);
+            result.MessageType.ShouldNotBe(WebSocketMessageType.Close, $"closed before a message with {marker}");
+            text.Append(Encoding.UTF8.GetString(buffer, 0, result.Count));
+            foreach (string message in text.ToString().Split(RecordSeparator))
+            {
+                if (message.Contains(marker, StringComparison.Ordinal))
+                {
+                    return message;
+                }
+            }
+        }
+    }
+
+    /// <summary>True once the server closes the connection (a close frame, or the socket drops), within a deadline.</summary>
+    private static async Task<bool> ReadUntilClosedAsync(ClientWebSocket socket)
+    {
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(Ct);
+        timeout.CancelAfter(TimeSpan.FromSeconds(30));
+        var buffer = new byte[64 * 1024];
+        try
+        {
+            while (true)
+            {
+                var result = await socket.ReceiveAsync(buffer, timeout.Token);
+                if (result.MessageType == WebSocketMessageType.Close)
+                {
+                    return true;
+                }
+
+                // A SignalR close message ({"type":7,...}) also ends the connection.
+                if (Encoding.UTF8.GetString(buffer, 0, result.Count).Contains("\"type\":7", StringComparison.Ordinal))
+                {
+                    return true;
+                }
+            }
+        }
+        catch (WebSocketException)
+        {
+            return true;
+        }
+        catch (OperationCanceledException) when (!Ct.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+}
