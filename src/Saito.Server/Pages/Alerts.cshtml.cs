@@ -17,21 +17,13 @@ namespace Saito.Server.Pages;
 /// filters by class, student and school day; 100 a page.
 /// </summary>
 [Authorize(Policy = ApiPolicies.ViewLive, AuthenticationSchemes = PageAuth.Scheme)]
-public sealed class AlertsModel(RegistryDbContext db, IOptions<SchoolOptions> school) : PageModel
+public sealed class AlertsModel(RegistryDbContext db, IOptions<SchoolOptions> school) : HistoryPageModel(school)
 {
-    public const int PageSize = 100;
-
     [BindProperty(SupportsGet = true, Name = "class")]
     public int? ClassId { get; set; }
 
     [BindProperty(SupportsGet = true, Name = "student")]
     public int? OwnerId { get; set; }
-
-    [BindProperty(SupportsGet = true)]
-    public DateOnly? Date { get; set; }
-
-    [BindProperty(SupportsGet = true, Name = "p")]
-    public int PageNumber { get; set; } = 1;
 
     public IReadOnlyList<Choice> Classes { get; private set; } = [];
 
@@ -39,16 +31,8 @@ public sealed class AlertsModel(RegistryDbContext db, IOptions<SchoolOptions> sc
 
     public IReadOnlyList<AlertLine> Alerts { get; private set; } = [];
 
-    public int Total { get; private set; }
-
-    public int Pages => Math.Max(1, (Total + PageSize - 1) / PageSize);
-
-    public SchoolTime Clock { get; private set; } = null!;
-
     public async Task OnGetAsync(CancellationToken cancellationToken)
     {
-        Clock = new SchoolTime(school.Value);
-        PageNumber = Math.Max(1, PageNumber);
         var classIds = await DashboardAccess.ClassesAsync(db, User, cancellationToken);
         Classes = await db.Classes.AsNoTracking().Where(c => classIds.Contains(c.Id)).OrderBy(c => c.Name)
             .Select(c => new Choice(c.Id, c.Name)).ToListAsync(cancellationToken);
@@ -81,15 +65,12 @@ public sealed class AlertsModel(RegistryDbContext db, IOptions<SchoolOptions> sc
             alerts = alerts.Where(a => a.OwnerId == ownerId);
         }
 
-        if (Date is { } date)
+        if (Day is (var from, var to))
         {
-            var from = Clock.StartOf(date);
-            var to = Clock.StartOf(date.AddDays(1));
             alerts = alerts.Where(a => a.RaisedAt >= from && a.RaisedAt < to);
         }
 
-        Total = await alerts.CountAsync(cancellationToken);
-        PageNumber = Math.Min(PageNumber, Pages);
+        await CountAsync(alerts, cancellationToken);
         var rows = await alerts.OrderByDescending(a => a.RaisedAt).ThenBy(a => a.Id)
             .Skip((PageNumber - 1) * PageSize).Take(PageSize)
             .Join(db.Owners.AsNoTracking(), a => a.OwnerId, o => o.Id, (a, o) => new { Alert = a, o.DisplayName })
@@ -99,27 +80,17 @@ public sealed class AlertsModel(RegistryDbContext db, IOptions<SchoolOptions> sc
             r.Alert.ClassId is { } c ? names.GetValueOrDefault(c) : null))];
     }
 
-    /// <summary>The query string of page <paramref name="page"/> with the same filters.</summary>
-    public string PageLink(int page)
+    protected override IEnumerable<string> Filters()
     {
-        var query = new List<string>();
         if (ClassId is { } c)
         {
-            query.Add(FormattableString.Invariant($"class={c}"));
+            yield return FormattableString.Invariant($"class={c}");
         }
 
         if (OwnerId is { } o)
         {
-            query.Add(FormattableString.Invariant($"student={o}"));
+            yield return FormattableString.Invariant($"student={o}");
         }
-
-        if (Date is { } d)
-        {
-            query.Add("date=" + d.ToString("yyyy-MM-dd", System.Globalization.CultureInfo.InvariantCulture));
-        }
-
-        query.Add(FormattableString.Invariant($"p={page}"));
-        return "?" + string.Join("&", query);
     }
 
     /// <summary>Who an alert is for at a level (<see cref="AlertLevels"/>).</summary>
@@ -133,5 +104,49 @@ public sealed class AlertsModel(RegistryDbContext db, IOptions<SchoolOptions> sc
 }
 
 public sealed record Choice(int Id, string Name);
+
+/// <summary>A history page (alerts, audit): a school day to filter by, 100 rows a page, and links to the other pages with the same filters.</summary>
+public abstract class HistoryPageModel(IOptions<SchoolOptions> school) : PageModel
+{
+    public const int PageSize = 100;
+
+    [BindProperty(SupportsGet = true)]
+    public DateOnly? Date { get; set; }
+
+    [BindProperty(SupportsGet = true, Name = "p")]
+    public int PageNumber { get; set; } = 1;
+
+    public int Total { get; private set; }
+
+    public int Pages => Math.Max(1, (Total + PageSize - 1) / PageSize);
+
+    public SchoolTime Clock { get; } = new(school.Value);
+
+    /// <summary>The instants the picked school day begins and ends, if one is picked.</summary>
+    protected (DateTimeOffset From, DateTimeOffset To)? Day => Date is { } d ? (Clock.StartOf(d), Clock.StartOf(d.AddDays(1))) : null;
+
+    /// <summary>Counts the rows and keeps the page number in range.</summary>
+    protected async Task CountAsync<T>(IQueryable<T> rows, CancellationToken cancellationToken)
+    {
+        Total = await rows.CountAsync(cancellationToken);
+        PageNumber = Math.Clamp(PageNumber, 1, Pages);
+    }
+
+    /// <summary>The filters other than the day, as query-string pairs.</summary>
+    protected abstract IEnumerable<string> Filters();
+
+    /// <summary>The query string of page <paramref name="page"/> with the same filters.</summary>
+    public string PageLink(int page)
+    {
+        var query = Filters().ToList();
+        if (Date is { } d)
+        {
+            query.Add("date=" + d.ToString("yyyy-MM-dd", System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        query.Add(FormattableString.Invariant($"p={page}"));
+        return "?" + string.Join("&", query);
+    }
+}
 
 public sealed record AlertLine(AlertRecord Alert, string StudentName, string? ClassName);
