@@ -41,18 +41,18 @@ public sealed class DevicesModel(RegistryDbContext db, LiveSignal signal, TimePr
 
     public IReadOnlyList<StudentChoice> Students { get; private set; } = [];
 
-    /// <summary>What the last POST did (shown once, after its redirect).</summary>
-    public string? Done { get; private set; }
+    /// <summary>What the last POST did (shown once, after its redirect; kept in TempData, not the URL, so no link can forge it).</summary>
+    [TempData]
+    public string? Done { get; set; }
 
-    public string? Problem { get; private set; }
+    [TempData]
+    public string? Problem { get; set; }
 
     public SchoolTime Clock { get; private set; } = null!;
 
-    public async Task<IActionResult> OnGetAsync(int? assign, string? done, string? problem, CancellationToken cancellationToken)
+    public async Task<IActionResult> OnGetAsync(int? assign, CancellationToken cancellationToken)
     {
         Clock = new SchoolTime(school.Value);
-        Done = done is { Length: <= 300 } ? done : null;
-        Problem = problem is { Length: <= 300 } ? problem : null;
         var now = time.GetUtcNow();
         var fresh = db.Devices.AsNoTracking().Where(d => d.RetiredAt == null && !d.Assignments.Any(a => a.To == null));
         NewTotal = await fresh.CountAsync(cancellationToken);
@@ -95,11 +95,13 @@ public sealed class DevicesModel(RegistryDbContext db, LiveSignal signal, TimePr
         var outcome = await DeviceAssigning.AssignAsync(db, deviceId, ownerId, time.GetUtcNow(), DashboardAccess.UserName(User), cancellationToken);
         if (outcome.Problem is not null)
         {
-            return RedirectToPage(new { problem = outcome.Problem });
+            Problem = outcome.Problem;
+            return RedirectToPage();
         }
 
         signal.RegistryChanged();
-        return RedirectToPage(new { done = $"{outcome.Serial} is now {outcome.OwnerName}'s." });
+        Done = $"{outcome.Serial} is now {outcome.OwnerName}'s.";
+        return RedirectToPage();
     }
 
     /// <summary>Teachers assign to students of their classes; admins and ops to any active student.</summary>

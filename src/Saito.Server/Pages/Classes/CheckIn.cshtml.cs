@@ -29,18 +29,19 @@ public sealed class CheckInModel(RegistryDbContext db, CheckInService checkIns, 
 
     public IReadOnlyList<BoardRow> Rows { get; private set; } = [];
 
-    public string? Done { get; private set; }
+    /// <summary>What the last tap did (shown once, after its redirect; kept in TempData, not the URL, so no link can forge it).</summary>
+    [TempData]
+    public string? Done { get; set; }
 
     public SchoolTime Clock { get; private set; } = null!;
 
-    public async Task<IActionResult> OnGetAsync(int id, string? done, CancellationToken cancellationToken)
+    public async Task<IActionResult> OnGetAsync(int id, CancellationToken cancellationToken)
     {
         if (!await LoadAsync(id, cancellationToken))
         {
             return Redirect("/denied");
         }
 
-        Done = done is { Length: <= 300 } ? done : null;
         return Page();
     }
 
@@ -71,7 +72,8 @@ public sealed class CheckInModel(RegistryDbContext db, CheckInService checkIns, 
         var name = await db.RosterEntries.AsNoTracking().Where(r => r.ClassId == id && r.OwnerId == ownerId).Select(r => r.Owner!.DisplayName).FirstOrDefaultAsync(cancellationToken);
         if (name is null)
         {
-            return RedirectToPage(new { id, done = "⚠ That student is not on this class's roster." });
+            Done = "⚠ That student is not on this class's roster.";
+            return RedirectToPage(new { id });
         }
 
         var now = time.GetUtcNow();
@@ -89,7 +91,8 @@ public sealed class CheckInModel(RegistryDbContext db, CheckInService checkIns, 
             CheckInOutcome.NotCheckedIn => $"ℹ {name} was not checked in, or has left already.",
             _ => $"⚠ {name} is no longer an active student.",
         };
-        return RedirectToPage(new { id, done = message });
+        Done = message;
+        return RedirectToPage(new { id });
     }
 
     private async Task<bool> LoadAsync(int id, CancellationToken cancellationToken)
