@@ -28,7 +28,17 @@ internal sealed class SaitoApi : IDisposable
         var http = new HttpClient { BaseAddress = baseAddress, Timeout = TimeSpan.FromSeconds(60) };
         try
         {
-            using var response = await http.PostAsJsonAsync("/api/auth/login", new { userName, password }, token);
+            // 503 while Saito prepares the registry's database (after its readings' storage is ready): a moment more.
+            var deadline = DateTime.UtcNow.AddSeconds(120);
+            var response = await http.PostAsJsonAsync("/api/auth/login", new { userName, password }, token);
+            while (response.StatusCode == HttpStatusCode.ServiceUnavailable && DateTime.UtcNow < deadline)
+            {
+                response.Dispose();
+                await Task.Delay(250, token);
+                response = await http.PostAsJsonAsync("/api/auth/login", new { userName, password }, token);
+            }
+
+            using var answered = response;
             await EnsureAsync(response, "POST /api/auth/login", token);
             string accessToken = (await response.Content.ReadFromJsonAsync<JsonElement>(token)).GetProperty("accessToken").GetString()!;
             http.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", accessToken);
