@@ -27,6 +27,36 @@ internal sealed class DashboardBrowsers : IAsyncDisposable
 
     public int Count => _pages.Count;
 
+    /// <summary>
+    /// Each page's main-thread lag: a 50 ms interval timer's lateness, in ms (a page busy rendering, or starved of CPU,
+    /// runs it late; so are the tile updates waiting behind it).
+    /// </summary>
+    private const string LagScript = """
+        window.saitoLag = [];
+        (() => {
+          let last = performance.now();
+          setInterval(() => {
+            const now = performance.now();
+            if (window.saitoLag.length < 100000) window.saitoLag.push(Math.max(0, now - last - 50));
+            last = now;
+          }, 50);
+        })();
+        """;
+
+    /// <summary>Empties the page's arrays and notes, beside each latency, when it was recorded (epoch ms) in <c>window.saitoTileAt</c>.</summary>
+    private const string ResetScript = """
+        () => {
+          const a = window.saitoTileLatency;
+          a.length = 0;
+          window.saitoTileAt = [];
+          window.saitoLag.length = 0;
+          if (!a.saitoTimed) {
+            a.saitoTimed = true;
+            a.push = function (v) { window.saitoTileAt.push(Date.now()); return Array.prototype.push.call(this, v); };
+          }
+        }
+        """;
+
     public static async Task<DashboardBrowsers> OpenAsync(Uri baseAddress, int classId, int dashboards, string userName, string password, CancellationToken token)
     {
         if (!File.Exists(ChromiumPath))
@@ -67,6 +97,7 @@ internal sealed class DashboardBrowsers : IAsyncDisposable
                     ViewportSize = new ViewportSize { Width = 1280, Height = 800 },
                 });
                 browsers._contexts.Add(context);
+                await context.AddInitScriptAsync(LagScript);
                 context.SetDefaultTimeout(60_000);
                 var page = await context.NewPageAsync();
                 browsers._pages.Add(page);
@@ -93,7 +124,7 @@ internal sealed class DashboardBrowsers : IAsyncDisposable
     {
         foreach (var page in _pages)
         {
-            await page.EvaluateAsync("() => { window.saitoTileLatency.length = 0; }");
+            await page.EvaluateAsync(ResetScript);
         }
     }
 
@@ -105,13 +136,15 @@ internal sealed class DashboardBrowsers : IAsyncDisposable
         foreach (var page in _pages)
         {
             double[] latency = await page.EvaluateAsync<double[]>("() => Array.from(window.saitoTileLatency)");
+            double[] at = await page.EvaluateAsync<double[]>("() => Array.from(window.saitoTileAt ?? [])");
+            double[] lag = await page.EvaluateAsync<double[]>("() => Array.from(window.saitoLag ?? [])");
             int tiles = await page.EvaluateAsync<int>("() => document.querySelectorAll('#tiles .tile').length");
             int updated = await page.EvaluateAsync<int>(
                 "since => [...document.querySelectorAll('#tiles .tile')].filter(t => t.dataset.vitalsAt && Date.parse(t.dataset.vitalsAt) >= Date.parse(since)).length",
                 sinceText);
             string status = await page.EvaluateAsync<string>("() => document.getElementById('status')?.textContent ?? ''");
             bool behind = await page.EvaluateAsync<bool>("() => !(document.getElementById('behind')?.hidden ?? true)");
-            pages.Add(new PageLatency(latency, tiles, updated, status, behind));
+            pages.Add(new PageLatency(latency, at, lag, tiles, updated, status, behind));
         }
 
         return pages;
@@ -129,5 +162,8 @@ internal sealed class DashboardBrowsers : IAsyncDisposable
     }
 }
 
-/// <summary>One dashboard's view of a run: tile latencies (ms), tiles on the page, tiles showing this run's vitals, its status line.</summary>
-internal sealed record PageLatency(double[] LatencyMs, int Tiles, int TilesUpdated, string Status, bool Behind);
+/// <summary>
+/// One dashboard's view of a run: tile latencies (ms) and when each was recorded (epoch ms), the main thread's lag
+/// samples (ms), tiles on the page, tiles showing this run's vitals, its status line.
+/// </summary>
+internal sealed record PageLatency(double[] LatencyMs, double[] AtMs, double[] LagMs, int Tiles, int TilesUpdated, string Status, bool Behind);

@@ -177,9 +177,9 @@ internal static class DashboardCommand
             int httpPort = FreePort.Next();
             var baseAddress = new Uri($"http://127.0.0.1:{httpPort}");
             var extra = new List<string> { $"--urls={baseAddress.ToString().TrimEnd('/')}" };
-            if (o.Dashboards > 20)
+            if (o.Dashboards + 1 > 20)
             {
-                extra.Add($"--Dashboard:MaxConnectionsPerUser={o.Dashboards}");
+                extra.Add($"--Dashboard:MaxConnectionsPerUser={o.Dashboards + 1}"); // the pages and the probe
             }
 
             extra.AddRange(o.ServerArgs.Select(a => "--" + a));
@@ -208,12 +208,14 @@ internal static class DashboardCommand
                 var layout = ClassroomLayout.Create($"{run}p{i}", s.Students, s.SensorsPerStudent);
                 int[] devices = await api.AssignAsync(layout, students, token);
                 DashboardBrowsers? browsers = null;
+                LiveProbe? probe = null;
                 try
                 {
                     if (with)
                     {
                         browsers = await DashboardBrowsers.OpenAsync(baseAddress, classId, o.Dashboards, AdminName, password, token);
                         AnsiConsole.MarkupLine(Markup.Escape($"{browsers.Count} dashboards signed in, #live[data-ready=true] on each"));
+                        probe = await LiveProbe.ConnectAsync(baseAddress, api.Bearer, classId, token);
                     }
 
                     // The live view reads the registry again at once after a change made through Saito; a moment for it.
@@ -222,6 +224,8 @@ internal static class DashboardCommand
                     {
                         await browsers.ResetAsync();
                     }
+
+                    probe?.Reset();
 
                     await using var poller = await ClassroomPoller.OpenAsync(database, layout, token);
                     var since = DateTimeOffset.UtcNow;
@@ -239,7 +243,8 @@ internal static class DashboardCommand
                         pages = await browsers.CollectAsync(since);
                     }
 
-                    var phase = new PhaseResult(i + 1, with, with ? o.Dashboards : 0, layout.Run, result, deadLetters.Count, deadLetters.Newest, pages, chromiumCores, s.Students);
+                    var phase = new PhaseResult(i + 1, with, with ? o.Dashboards : 0, layout.Run, result, deadLetters.Count, deadLetters.Newest, pages, probe?.Latencies(),
+                        chromiumCores, s.Students, since);
                     phases.Add(phase);
                     phase.PrintLine();
                     if (server.HasExited)
@@ -249,6 +254,11 @@ internal static class DashboardCommand
                 }
                 finally
                 {
+                    if (probe is not null)
+                    {
+                        await probe.DisposeAsync();
+                    }
+
                     if (browsers is not null)
                     {
                         await browsers.DisposeAsync();

@@ -8,8 +8,40 @@ namespace Saito.LoadTest.Dashboard;
 
 /// <summary>One run of the classroom load, with or without dashboards open, and what the pages saw.</summary>
 internal sealed record PhaseResult(int Number, bool With, int Dashboards, string Run, ClassroomLoadResult Load, long DeadLetters, string? NewestDeadLetter,
-    List<PageLatency>? Pages, double ChromiumCores, int Students)
+    List<PageLatency>? Pages, double[]? ProbeLatencyMs, double ChromiumCores, int Students, DateTimeOffset Since)
 {
+    /// <summary>Seconds per point of the tile latency's timeline.</summary>
+    public const double TimelineSeconds = 5;
+
+    /// <summary>The <see cref="LiveProbe"/>'s latencies (publish to a tile update's arrival at a client that does not render), sorted.</summary>
+    public double[] ProbeMs { get; } = ProbeLatencyMs is null ? [] : [.. ProbeLatencyMs.Order()];
+
+    /// <summary>The pages' main-thread lag samples, pooled and sorted (ms).</summary>
+    public double[] LagMs { get; } = Pages is null ? [] : [.. Pages.SelectMany(p => p.LagMs).Order()];
+
+    public double? Probe(double p) => ProbeMs.Length == 0 ? null : Quantile(ProbeMs, p);
+
+    public double? Lag(double p) => LagMs.Length == 0 ? null : Quantile(LagMs, p);
+
+    /// <summary>Tile latency over the run: every <see cref="TimelineSeconds"/>, p50 and p99 of the updates shown in it (all pages).</summary>
+    public IReadOnlyList<(double Seconds, int Count, double P50, double P99)> Timeline()
+    {
+        if (Pages is null)
+        {
+            return [];
+        }
+
+        double since = Since.ToUnixTimeMilliseconds();
+        return [.. Pages.SelectMany(p => p.AtMs.Zip(p.LatencyMs))
+            .GroupBy(x => Math.Floor((x.First - since) / 1000 / TimelineSeconds))
+            .OrderBy(g => g.Key)
+            .Select(g =>
+            {
+                double[] sorted = [.. g.Select(x => x.Second).Order()];
+                return ((g.Key + 1) * TimelineSeconds, sorted.Length, Quantile(sorted, 0.5), Quantile(sorted, 0.99));
+            })];
+    }
+
     public double CommittedPerSecond => Load.Committed / Load.Seconds;
 
     public double PublishedPerSecond => Load.SentReadings / Load.PublishSeconds;
@@ -40,7 +72,11 @@ internal sealed record PhaseResult(int Number, bool With, int Dashboards, string
         if (With)
         {
             line += string.Create(CultureInfo.InvariantCulture,
-                $"; tiles: {TileMs.Length:N0} updates, p50 {DashboardReport.F(Tile(0.5))} / p99 {DashboardReport.F(Tile(0.99))} / max {DashboardReport.F(Tile(1))} ms");
+                $"; tiles: {TileMs.Length:N0} updates, p50 {DashboardReport.F(Tile(0.5))} / p99 {DashboardReport.F(Tile(0.99))} / max {DashboardReport.F(Tile(1))} ms") +
+                string.Create(CultureInfo.InvariantCulture,
+                $"\n  pushes at a client that does not render: p50 {DashboardReport.F(Probe(0.5))} / p99 {DashboardReport.F(Probe(0.99))} / max {DashboardReport.F(Probe(1))} ms ({ProbeMs.Length:N0}); ") +
+                string.Create(CultureInfo.InvariantCulture, $"pages' main-thread lag p99 {DashboardReport.F(Lag(0.99))} / max {DashboardReport.F(Lag(1))} ms") +
+                "\n  tile p50/p99 ms every 5 s: " + string.Join(", ", Timeline().Select(t => string.Create(CultureInfo.InvariantCulture, $"{t.P50:F0}/{t.P99:F0}")));
         }
 
         AnsiConsole.MarkupLine(Markup.Escape(line));
@@ -63,6 +99,11 @@ internal sealed record PhaseResult(int Number, bool With, int Dashboards, string
         tile_latency = With
             ? new { p50_ms = Tile(0.5), p95_ms = Tile(0.95), p99_ms = Tile(0.99), max_ms = Tile(1), count = TileMs.Length }
             : null,
+        probe_latency = With
+            ? new { p50_ms = Probe(0.5), p95_ms = Probe(0.95), p99_ms = Probe(0.99), max_ms = Probe(1), count = ProbeMs.Length, measure = "publish to a tiles push's arrival at a SignalR client that does not render (the tool)" }
+            : null,
+        page_main_thread_lag = With ? new { p50_ms = Lag(0.5), p99_ms = Lag(0.99), max_ms = Lag(1), samples = LagMs.Length, measure = "lateness of a 50 ms setInterval in each page" } : null,
+        tile_timeline = Timeline().Select(t => new { until_s = t.Seconds, updates = t.Count, p50_ms = t.P50, p99_ms = t.P99 }),
         pages = Pages?.Select(p => new
         {
             updates = p.LatencyMs.Length,
@@ -139,7 +180,7 @@ internal sealed class DashboardReport(ClassroomSettings s, DashboardCommand.Dash
     public void Print()
     {
         var table = new Table().AddColumns("run", "dashboards", "published/s", "committed/s", "commit p50 / p99 ms", "tile updates", "tile p50 / p95 / p99 / max ms",
-            "cores Saito / chromium / machine");
+            "push p50 / p99 ms", "page lag p99 ms", "cores Saito / chromium / machine");
         foreach (var p in phases)
         {
             table.AddRow(
@@ -148,6 +189,8 @@ internal sealed class DashboardReport(ClassroomSettings s, DashboardCommand.Dash
                 $"{F(p.CommitMs(0.5))} / {F(p.CommitMs(0.99))}",
                 p.With ? p.TileMs.Length.ToString("N0", CultureInfo.InvariantCulture) : "-",
                 p.With ? $"{F(p.Tile(0.5))} / {F(p.Tile(0.95))} / {F(p.Tile(0.99))} / {F(p.Tile(1))}" : "-",
+                p.With ? $"{F(p.Probe(0.5))} / {F(p.Probe(0.99))}" : "-",
+                p.With ? F(p.Lag(0.99)) : "-",
                 string.Create(CultureInfo.InvariantCulture, $"{p.Load.Cores.Process:F2} / {(p.With ? p.ChromiumCores.ToString("F2", CultureInfo.InvariantCulture) : "-")} / {p.Load.Cores.Machine:F2}"));
         }
 
@@ -222,14 +265,15 @@ internal sealed class DashboardReport(ClassroomSettings s, DashboardCommand.Dash
         md.AppendLine(CultureInfo.InvariantCulture, $"- Machine: {machine}");
         md.AppendLine(CultureInfo.InvariantCulture, $"- Load: {load}");
         md.AppendLine(CultureInfo.InvariantCulture, $"- Order: {OrderText}").AppendLine();
-        md.AppendLine("| run | dashboards | published/s | committed/s | publish-to-commit p50 / p99 ms | tile updates | publish-to-tile p50 / p95 / p99 / max ms | cores Saito / chromium / machine |");
-        md.AppendLine("|---|---|---|---|---|---|---|---|");
+        md.AppendLine("| run | dashboards | published/s | committed/s | publish-to-commit p50 / p99 ms | tile updates | publish-to-tile p50 / p95 / p99 / max ms | publish-to-push (no rendering) p50 / p99 ms | pages' main-thread lag p99 ms | cores Saito / chromium / machine |");
+        md.AppendLine("|---|---|---|---|---|---|---|---|---|---|");
         foreach (var p in phases)
         {
             md.AppendLine(CultureInfo.InvariantCulture,
                 $"| {p.Number} | {p.Dashboards} | {p.PublishedPerSecond:N0} | {p.CommittedPerSecond:N0} | {F(p.CommitMs(0.5))} / {F(p.CommitMs(0.99))} | " +
                 $"{(p.With ? p.TileMs.Length.ToString("N0", CultureInfo.InvariantCulture) : "-")} | " +
                 $"{(p.With ? $"{F(p.Tile(0.5))} / {F(p.Tile(0.95))} / {F(p.Tile(0.99))} / {F(p.Tile(1))}" : "-")} | " +
+                $"{(p.With ? $"{F(p.Probe(0.5))} / {F(p.Probe(0.99))}" : "-")} | {(p.With ? F(p.Lag(0.99)) : "-")} | " +
                 $"{p.Load.Cores.Process:F2} / {(p.With ? p.ChromiumCores.ToString("F2", CultureInfo.InvariantCulture) : "-")} / {p.Load.Cores.Machine:F2} |");
         }
 

@@ -19,9 +19,14 @@ internal sealed class SaitoApi : IDisposable
 {
     private readonly HttpClient _http;
 
-    private SaitoApi(HttpClient http) => _http = http;
+    private SaitoApi(HttpClient http, string bearer)
+    {
+        _http = http;
+        Bearer = bearer;
+    }
 
-    public Uri BaseAddress => _http.BaseAddress!;
+    /// <summary>The access token the tool signed in with (for the <see cref="LiveProbe"/>).</summary>
+    public string Bearer { get; }
 
     public static async Task<SaitoApi> SignInAsync(Uri baseAddress, string userName, string password, CancellationToken token)
     {
@@ -42,7 +47,7 @@ internal sealed class SaitoApi : IDisposable
             await EnsureAsync(response, "POST /api/auth/login", token);
             string accessToken = (await response.Content.ReadFromJsonAsync<JsonElement>(token)).GetProperty("accessToken").GetString()!;
             http.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", accessToken);
-            return new SaitoApi(http);
+            return new SaitoApi(http, accessToken);
         }
         catch
         {
