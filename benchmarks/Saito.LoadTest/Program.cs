@@ -3,6 +3,7 @@ using Saito.LoadTest.Archive;
 using Saito.LoadTest.Broker;
 using Saito.LoadTest.Bulk;
 using Saito.LoadTest.Classroom;
+using Saito.LoadTest.Dashboard;
 using Saito.LoadTest.Ingest;
 using Saito.LoadTest.Query;
 using Saito.LoadTest.Tiers;
@@ -20,6 +21,7 @@ var root = new RootCommand("Saito load tests: drive real brokers and databases o
     BrokerCommand.Create(),
     BulkCommand.Create(),
     ClassroomCommand.Create(),
+    DashboardCommand.Create(),
     IngestCommand.Create(),
     QueryCommand.Create(),
     TiersCommand.Create(),
