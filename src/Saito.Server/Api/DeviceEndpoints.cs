@@ -217,57 +217,15 @@ internal static class DeviceEndpoints
 
     private static async Task<IResult> AssignAsync(AssignRequest request, ClaimsPrincipal user, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
     {
-        var from = request.From ?? time.GetUtcNow();
-        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken);
-        if (await db.Devices.SingleOrDefaultAsync(d => d.Id == request.DeviceId, cancellationToken) is not { } device)
+        var result = await DeviceAssignments.AssignAsync(db, request.DeviceId!.Value, request.OwnerId!.Value, request.From ?? time.GetUtcNow(),
+            user.Identity?.Name ?? "unknown", request.Note, cancellationToken);
+        if (result is not { Assignment: { } assignment, Device: { } device, Owner: { } owner })
         {
-            return Problems.NotFound("device", request.DeviceId!);
+            return result.Status == StatusCodes.Status404NotFound
+                ? Problems.Of(StatusCodes.Status404NotFound, "Not found", result.Problem!)
+                : Problems.Conflict(result.Problem!);
         }
 
-        if (device.RetiredAt is not null)
-        {
-            return Problems.Conflict($"Device {device.Serial} is retired.");
-        }
-
-        if (await db.Owners.SingleOrDefaultAsync(o => o.Id == request.OwnerId, cancellationToken) is not { } owner)
-        {
-            return Problems.NotFound("owner", request.OwnerId!);
-        }
-
-        if (!owner.Active)
-        {
-            return Problems.Conflict($"Owner {owner.Id} is no longer active.");
-        }
-
-        if (await db.Assignments.AnyAsync(a => a.DeviceId == device.Id && ((a.To != null && a.To > from) || a.From > from), cancellationToken))
-        {
-            return Problems.Conflict($"Device {device.Serial} has an assignment after {from:O}: history is not rewritten. Assign from a later time.");
-        }
-
-        if (await db.Assignments.SingleOrDefaultAsync(a => a.DeviceId == device.Id && a.To == null, cancellationToken) is { } open)
-        {
-            if (open.OwnerId == owner.Id)
-            {
-                return Problems.Conflict($"Device {device.Serial} is already assigned to owner {owner.Id} (assignment {open.Id}).");
-            }
-
-            open.To = from;
-            // The open assignment is closed first: the unique index allows one open assignment per device.
-            await db.SaveChangesAsync(cancellationToken);
-        }
-
-        var assignment = new Assignment { DeviceId = device.Id, OwnerId = owner.Id, From = from, AssignedBy = user.Identity?.Name ?? "unknown", Note = request.Note };
-        db.Assignments.Add(assignment);
-        try
-        {
-            await db.SaveChangesAsync(cancellationToken);
-        }
-        catch (DbUpdateException)
-        {
-            return Problems.Conflict($"Device {device.Serial} was assigned by someone else at the same moment; read its assignments again.");
-        }
-
-        await transaction.CommitAsync(cancellationToken);
         return TypedResults.Created($"/api/assignments/{assignment.Id}",
             new AssignmentView(assignment.Id, device.Id, device.Serial, owner.Id, owner.DisplayName, assignment.From, null, assignment.AssignedBy, assignment.Note));
     }

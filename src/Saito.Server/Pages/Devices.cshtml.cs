@@ -92,15 +92,15 @@ public sealed class DevicesModel(RegistryDbContext db, LiveSignal signal, TimePr
             return Redirect("/denied");
         }
 
-        var outcome = await DeviceAssigning.AssignAsync(db, deviceId, ownerId, time.GetUtcNow(), DashboardAccess.UserName(User), cancellationToken);
-        if (outcome.Problem is not null)
+        var outcome = await DeviceAssignments.AssignAsync(db, deviceId, ownerId, time.GetUtcNow(), DashboardAccess.UserName(User), null, cancellationToken);
+        if (outcome is not { Device: { } device, Owner: { } owner })
         {
             Problem = outcome.Problem;
             return RedirectToPage();
         }
 
         signal.RegistryChanged();
-        Done = $"{outcome.Serial} is now {outcome.OwnerName}'s.";
+        Done = $"{device.Serial} is now {owner.DisplayName}'s.";
         return RedirectToPage();
     }
 
@@ -140,66 +140,6 @@ public sealed record SilentDevice(int Id, string Serial, string? Kind, string? H
 
 /// <summary>A student to tap: name, reference, classes and the devices they already have.</summary>
 public sealed record StudentChoice(int Id, string Name, string? ExternalRef, string Classes, string Devices);
-
-/// <summary>What <see cref="DeviceAssigning.AssignAsync"/> did: a problem to show, or the device and its new owner.</summary>
-public sealed record AssignOutcome(string? Problem, string Serial = "", string OwnerName = "");
-
-/// <summary>
-/// Assigning a device from now, under the same rules as <c>POST /api/assignments</c> (DeviceEndpoints.AssignAsync, which
-/// is private there): the device exists and is not retired, the owner is active, history after the time is not
-/// rewritten, the open assignment is closed first, and a concurrent assignment loses cleanly.
-/// TODO: one shared implementation once DeviceEndpoints exposes its rules.
-/// </summary>
-internal static class DeviceAssigning
-{
-    public static async Task<AssignOutcome> AssignAsync(RegistryDbContext db, int deviceId, int ownerId, DateTimeOffset from, string by, CancellationToken cancellationToken)
-    {
-        await using var transaction = await db.Database.BeginTransactionAsync(cancellationToken);
-        if (await db.Devices.SingleOrDefaultAsync(d => d.Id == deviceId, cancellationToken) is not { } device)
-        {
-            return new AssignOutcome($"There is no device {deviceId}.");
-        }
-
-        if (device.RetiredAt is not null)
-        {
-            return new AssignOutcome($"Device {device.Serial} is retired.");
-        }
-
-        if (await db.Owners.SingleOrDefaultAsync(o => o.Id == ownerId, cancellationToken) is not { Active: true } owner)
-        {
-            return new AssignOutcome("That student is not (or no longer) active.");
-        }
-
-        if (await db.Assignments.AnyAsync(a => a.DeviceId == device.Id && ((a.To != null && a.To > from) || a.From > from), cancellationToken))
-        {
-            return new AssignOutcome($"Device {device.Serial} has an assignment after now: history is not rewritten.");
-        }
-
-        if (await db.Assignments.SingleOrDefaultAsync(a => a.DeviceId == device.Id && a.To == null, cancellationToken) is { } open)
-        {
-            if (open.OwnerId == owner.Id)
-            {
-                return new AssignOutcome($"Device {device.Serial} is already {owner.DisplayName}'s.");
-            }
-
-            open.To = from;
-            await db.SaveChangesAsync(cancellationToken);
-        }
-
-        db.Assignments.Add(new Assignment { DeviceId = device.Id, OwnerId = owner.Id, From = from, AssignedBy = by });
-        try
-        {
-            await db.SaveChangesAsync(cancellationToken);
-        }
-        catch (DbUpdateException)
-        {
-            return new AssignOutcome($"Device {device.Serial} was assigned by someone else at the same moment; look again.");
-        }
-
-        await transaction.CommitAsync(cancellationToken);
-        return new AssignOutcome(null, device.Serial, owner.DisplayName);
-    }
-}
 
 /// <summary>Times on the staff pages, in the school's time zone.</summary>
 public sealed class SchoolTime(SchoolOptions school)

@@ -13,6 +13,9 @@ public sealed class IndexModel(RegistryDbContext db, LiveClassroom live) : PageM
 {
     public IReadOnlyList<LiveClass> Classes { get; private set; } = [];
 
+    /// <summary>Open alerts escalated to this user's role (teachers: level 1 and up in their classes; admins: level 2, every class).</summary>
+    public IReadOnlyList<AlertView> Escalated { get; private set; } = [];
+
     public async Task<IActionResult> OnGetAsync(CancellationToken cancellationToken)
     {
         if (!DashboardAccess.SeesVitals(User))
@@ -23,6 +26,10 @@ public sealed class IndexModel(RegistryDbContext db, LiveClassroom live) : PageM
         var ids = await DashboardAccess.ClassesAsync(db, User, cancellationToken);
         var registry = live.Registry;
         Classes = [.. ids.Select(id => registry.Classes.GetValueOrDefault(id)).OfType<LiveClass>().OrderBy(c => c.Name, StringComparer.Ordinal)];
+        int level = User.IsInRole(StaffRoles.Admin) ? Saito.Live.Alerts.AlertLevels.Admin
+            : User.IsInRole(StaffRoles.Teacher) ? Saito.Live.Alerts.AlertLevels.Teacher : int.MaxValue;
+        var mine = Classes.SelectMany(c => c.Roster).ToHashSet();
+        Escalated = [.. live.ActiveAlerts.Where(a => a.Level >= level && a.AcknowledgedBy is null && mine.Contains(a.OwnerId))];
         return Page();
     }
 }

@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
 using System.Text.Json;
@@ -6,6 +5,7 @@ using Saito.Registry.Model;
 using Saito.Registry.Tests.Infrastructure;
 using Saito.Storage.Keys;
 using static Microsoft.Playwright.Assertions;
+using static Saito.Registry.Tests.Dashboard.DashboardTestSteps;
 
 namespace Saito.Registry.Tests.Dashboard;
 
@@ -22,7 +22,7 @@ public sealed class LiveDashboardTests
     public async Task Tiles_update_alerts_are_raised_and_acknowledged_and_each_role_sees_only_what_it_may()
     {
         await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null,
-            ["Alerts:TachycardiaSeconds=3", "Alerts:SilentSensorSeconds=5", "Alerts:ClearSeconds=3"]);
+            ["Alerts:TachycardiaSeconds=3", "Alerts:SilentSensorSeconds=5", "Alerts:ClearSeconds=3", "Dashboard:Sway:SettlingSeconds=2", "Dashboard:Sway:WindowSeconds=2", "Alerts:EscalateAfterSeconds=10"]);
         var school = await ClassroomAsync(server);
         await using var browser = await Browser.LaunchAsync();
         SetDefaultExpectTimeout(15_000);
@@ -48,6 +48,18 @@ public sealed class LiveDashboardTests
         await Expect(ada.Locator(".bp")).ToHaveTextAsync("118/76 mmHg");
         await Expect(ada.Locator(".temp")).ToHaveTextAsync("33.4 °C");
         await Browser.ScreenshotAsync(teacher, "live-class-teacher");
+
+        // Ada sits on her seat mat (16 cells at 1 kPa, 2 frames a second) and her head tag moves 2 cm either side of one
+        // point at 4 Hz: once settled, sway is 2.0 cm from the ideal position at 16 cm/s (4 cm every 0.25 s).
+        var start = DateTimeOffset.UtcNow.AddSeconds(-6);
+        string frames = "[" + string.Join(",", Enumerable.Range(0, 12).SelectMany(f => Enumerable.Range(0, 16).Select(cell =>
+            $$"""{"ts":"{{Ts(start.AddMilliseconds(f * 500))}}","ch":{{cell}},"kpa":1}"""))) + "]";
+        await PublishAsync(server, "saito/hub-1/mat-ada/pressure", frames);
+        string head = "[" + string.Join(",", Enumerable.Range(0, 24).Select(i =>
+            $$"""{"ts":"{{Ts(start.AddMilliseconds(i * 250))}}","x":{{(i % 2 == 0 ? "1.02" : "0.98")}},"y":2,"z":1.1}""")) + "]";
+        await PublishAsync(server, "saito/hub-1/coat-ada/location", head);
+        await Expect(ada.Locator(".seat")).ToContainTextAsync("occupied since");
+        await Expect(ada.Locator(".sway")).ToHaveTextAsync("2.0 cm · 16.0 cm/s (sitting)");
 
         // Basil is checked in and his wristband has said nothing since: flagged after Alerts:SilentSensorSeconds.
         await Expect(teacher.Locator("#banner .alert[data-kind=silent-sensor]", new() { HasText = "Basil" })).ToBeVisibleAsync();
@@ -106,6 +118,27 @@ public sealed class LiveDashboardTests
         await other.GotoAsync($"/classes/{school.ClassId}/live");
         new Uri(other.Url).AbsolutePath.ShouldBe("/denied");
 
+        // Nobody acknowledged Basil's silent sensor: it went to the teacher, then to admins, whose start page lists it.
+        var adminPage = await browser.NewPageAsync(server.BaseAddress);
+        await Browser.SignInAsync(adminPage, "admin", ApiServer.Password);
+        var escalated = adminPage.Locator(".alert[data-kind=silent-sensor]", new() { HasText = "escalated to admins" });
+        var deadline = DateTime.UtcNow.AddSeconds(60);
+        while (true)
+        {
+            // The start page is drawn by the server: load it again until the second escalation (2 x 10 s) has happened.
+            await adminPage.GotoAsync("/");
+            if (await escalated.CountAsync() > 0)
+            {
+                break;
+            }
+
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "the silent sensor never reached the admins");
+            await Task.Delay(500, Ct);
+        }
+
+        await Expect(escalated).ToContainTextAsync("Basil");
+        await Browser.ScreenshotAsync(adminPage, "home-admin-escalated");
+
         // Every view of Ada's vitals is in the audit, which only admins list.
         using var admin = await server.AsAsync("admin");
         var views = await EventuallyAsync(async () =>
@@ -149,11 +182,17 @@ public sealed class LiveDashboardTests
         }
 
         // The wristbands are seen once (ingestion registers them), then assigned.
-        foreach (var (serial, owner) in new[] { ("wrist-ada", ada), ("wrist-basil", basil) })
+        var devices = new[]
         {
-            await PublishAsync(server, $"saito/hub-1/{serial}/biosensor", $$"""{"ts":"{{Ts(DateTimeOffset.UtcNow.AddMinutes(-1))}}","hr":70}""");
-            var devices = await admin.GetFromJsonAsync<JsonElement>("/api/devices?status=new", Ct);
-            int deviceId = devices.GetProperty("items").EnumerateArray().Single(d => d.GetProperty("serial").GetString() == serial).GetProperty("id").GetInt32();
+            ("wrist-ada", "biosensor", """{"hr":70}""", ada), ("coat-ada", "location", """{"x":1,"y":2,"z":1.1}""", ada),
+            ("mat-ada", "pressure", """{"kpa":0}""", ada), ("wrist-basil", "biosensor", """{"hr":70}""", basil),
+        };
+        foreach (var (serial, kind, value, owner) in devices)
+        {
+            string first = "{\"ts\":\"" + Ts(DateTimeOffset.UtcNow.AddMinutes(-1)) + "\"," + value[1..];
+            await PublishAsync(server, $"saito/hub-1/{serial}/{kind}", first);
+            var fresh = await admin.GetFromJsonAsync<JsonElement>("/api/devices?status=new", Ct);
+            int deviceId = fresh.GetProperty("items").EnumerateArray().Single(d => d.GetProperty("serial").GetString() == serial).GetProperty("id").GetInt32();
             await CreateAsync(admin, "/api/assignments", new { deviceId, ownerId = owner });
         }
 
@@ -166,20 +205,6 @@ public sealed class LiveDashboardTests
         await PublishAsync(server, "saito/hub-1/fp-1/checkin", $$"""{"owner":{{basil}}}""");
         return new School(classId, ada, basil);
     }
-
-    private static async Task<int> CreateAsync(HttpClient client, string path, object body)
-    {
-        using var response = await client.PostAsJsonAsync(path, body, Ct);
-        response.StatusCode.ShouldBe(HttpStatusCode.Created, await response.Content.ReadAsStringAsync(Ct));
-        return (await response.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
-    }
-
-    /// <summary>QoS 1 through mosquitto_pub: acknowledged once committed.</summary>
-    private static Task PublishAsync(ApiServer server, string topic, string payload) =>
-        ExternalClients.Mosquitto311.PublishAsync(new BrokerEndpoint("saito", "127.0.0.1", server.MqttPort, null, null, null),
-            OutgoingMessage.Text(topic, payload), new ClientOptions { QoS = 1 }, Ct);
-
-    private static string Ts(DateTimeOffset t) => t.UtcDateTime.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture);
 
     private static async Task<JsonElement> EventuallyAsync(Func<Task<JsonElement>> probe)
     {

@@ -7,6 +7,7 @@ using Saito.Registry.Model;
 using Saito.Registry.Tests.Infrastructure;
 using Saito.Storage.Keys;
 using static Microsoft.Playwright.Assertions;
+using static Saito.Registry.Tests.Dashboard.DashboardTestSteps;
 
 namespace Saito.Registry.Tests.Dashboard;
 
@@ -210,18 +211,4 @@ public sealed class StaffPagesTests
             await Expect(page.Locator("h1")).ToContainTextAsync("not for your account");
         }
     }
-
-    private static async Task<int> CreateAsync(HttpClient client, string path, object body)
-    {
-        using var response = await client.PostAsJsonAsync(path, body, Ct);
-        response.StatusCode.ShouldBe(HttpStatusCode.Created, await response.Content.ReadAsStringAsync(Ct));
-        return (await response.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
-    }
-
-    /// <summary>QoS 1 through mosquitto_pub: acknowledged once committed.</summary>
-    private static Task PublishAsync(ApiServer server, string topic, string payload) =>
-        ExternalClients.Mosquitto311.PublishAsync(new BrokerEndpoint("saito", "127.0.0.1", server.MqttPort, null, null, null),
-            OutgoingMessage.Text(topic, payload), new ClientOptions { QoS = 1 }, Ct);
-
-    private static string Ts(DateTimeOffset t) => t.UtcDateTime.ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture);
 }

@@ -32,56 +32,113 @@
     return s < 60 ? `${s} s ago` : `${Math.round(s / 60)} min ago`;
   };
 
-  function tileOf(id) {
-    let tile = document.getElementById(`tile-${id}`);
-    if (!tile) {
-      tile = text("article", "tile");
-      tile.id = `tile-${id}`;
-      tile.dataset.owner = id;
-      tilesEl.appendChild(tile);
-    }
-    return tile;
+  // Tiles are built once and then only their changed text is set; updates that arrive while the page is busy are
+  // coalesced (the latest per student wins) and drawn together, so a page never falls behind a stream of pushes.
+  const tiles = new Map();
+  const pending = new Map();
+  let scheduled = false;
+
+  function buildTile(id) {
+    const tile = text("article", "tile");
+    tile.id = `tile-${id}`;
+    tile.dataset.owner = id;
+    const head = text("header", "tile-head");
+    const name = text("a", "name");
+    name.href = `/students/${id}`;
+    const checkIn = text("span", "checkin");
+    head.append(name, checkIn);
+    const alert = text("p", "tile-alert");
+    const vitals = text("dl", "vitals");
+    const fields = {};
+    const add = (key, label, cls) => {
+      const dt = text("dt", null, label);
+      const dd = text("dd", cls);
+      vitals.append(dt, dd);
+      fields[key] = { dt, dd };
+    };
+    add("hr", "♥ Heart", "hr");
+    add("bp", "BP", "bp");
+    add("temp", "Skin temp", "temp");
+    add("sway", "Sway", "sway");
+    add("seat", "Seat", "seat");
+    const devices = text("p", "devices");
+    const updated = text("p", "updated");
+    tile.append(head, alert, vitals, devices, updated);
+    tilesEl.appendChild(tile);
+    return { tile, name, checkIn, alert, fields, devices, updated, vitalsAt: null };
   }
 
+  const set = (node, value) => {
+    if (node.textContent !== value) node.textContent = value;
+  };
+  const setClass = (node, value) => {
+    if (node.className !== value) node.className = value;
+  };
+  const show = (field, visible) => {
+    field.dt.hidden = !visible;
+    field.dd.hidden = !visible;
+  };
+
   function renderTile(t) {
-    const tile = tileOf(t.ownerId);
-    const previous = tile.dataset.vitalsAt;
-    tile.replaceChildren();
-    const head = text("header", "tile-head");
-    const name = text("a", "name", t.name);
-    name.href = `/students/${t.ownerId}`;
-    head.appendChild(name);
+    let view = tiles.get(t.ownerId);
+    if (!view) {
+      view = buildTile(t.ownerId);
+      tiles.set(t.ownerId, view);
+    }
+    set(view.name, t.name);
     const checkIn = { in: ["✔", "checked in"], out: ["↩", "left"], "not-yet": ["✖", "not checked in"] }[t.checkIn] ?? ["?", t.checkIn];
-    head.appendChild(text("span", `checkin checkin-${t.checkIn}`, `${checkIn[0]} ${checkIn[1]}`));
-    tile.appendChild(head);
-    if (t.openAlerts > 0) tile.appendChild(text("p", "tile-alert", `⚠ ${t.openAlerts} open alert${t.openAlerts > 1 ? "s" : ""}`));
-    tile.classList.toggle("alerting", t.openAlerts > 0);
-    const vitals = text("dl", "vitals");
-    const row = (label, value, cls) => {
-      vitals.appendChild(text("dt", null, label));
-      vitals.appendChild(text("dd", cls, value));
-    };
-    row("♥ Heart", `${fmt(t.heartRate, 0)} bpm`, "hr");
-    if (seesBp) row("BP", `${fmt(t.systolic, 0)}/${fmt(t.diastolic, 0)} mmHg`, "bp");
-    row("Skin temp", `${fmt(t.skinTemperature, 1)} °C`, "temp");
+    set(view.checkIn, `${checkIn[0]} ${checkIn[1]}`);
+    setClass(view.checkIn, `checkin checkin-${t.checkIn}`);
+    view.alert.hidden = t.openAlerts === 0;
+    set(view.alert, t.openAlerts > 0 ? `⚠ ${t.openAlerts} open alert${t.openAlerts > 1 ? "s" : ""}` : "");
+    view.tile.classList.toggle("alerting", t.openAlerts > 0);
+    const f = view.fields;
+    set(f.hr.dd, `${fmt(t.heartRate, 0)} bpm`);
+    if (seesBp) {
+      set(f.bp.dd, `${fmt(t.systolic, 0)}/${fmt(t.diastolic, 0)} mmHg`);
+    } else if (f.bp.dd.isConnected) {
+      // Not merely hidden: an aide's page has no blood pressure element at all (the server sends none either).
+      f.bp.dt.remove();
+      f.bp.dd.remove();
+    }
+    set(f.temp.dd, `${fmt(t.skinTemperature, 1)} °C`);
+    show(f.sway, !!t.sway);
     if (t.sway) {
       const s = t.sway;
-      row("Sway", s.settling ? `settling (${s.posture})` : `${fmt(s.meanDistance * 100, 1)} cm · ${fmt(s.meanSpeed * 100, 1)} cm/s (${s.posture})`, "sway");
+      set(f.sway.dd, s.settling ? `settling (${s.posture})` : `${fmt(s.meanDistance * 100, 1)} cm · ${fmt(s.meanSpeed * 100, 1)} cm/s (${s.posture})`);
     }
+    show(f.seat, !!t.seat);
     if (t.seat) {
-      row("Seat", t.seat.occupied ? `occupied since ${time(t.seat.since)}` : `empty since ${time(t.seat.since)}`, t.seat.occupied ? "seat" : "seat empty");
+      set(f.seat.dd, t.seat.occupied
+        ? `occupied since ${time(t.seat.since)} · restless ${fmt(t.seat.restlessness * 100, 1)} cm/s`
+        : `⚠ empty since ${time(t.seat.since)}`);
+      setClass(f.seat.dd, t.seat.occupied ? "seat" : "seat empty");
     }
-    tile.appendChild(vitals);
     const silent = t.devices.filter((d) => d.silent);
-    const devices = text("p", silent.length ? "devices silent" : "devices",
-      t.devices.length === 0 ? "no devices assigned"
-        : silent.length ? `⚠ silent: ${silent.map((d) => `${d.serial} (${ago(d.lastReading)})`).join(", ")}`
-        : `${t.devices.length} device${t.devices.length > 1 ? "s" : ""} sending`);
-    tile.appendChild(devices);
-    tile.appendChild(text("p", "updated", `vitals ${time(t.vitalsAt)}`));
-    if (t.vitalsAt && t.vitalsAt !== previous) {
-      tile.dataset.vitalsAt = t.vitalsAt;
+    set(view.devices, t.devices.length === 0 ? "no devices assigned"
+      : silent.length ? `⚠ silent: ${silent.map((d) => `${d.serial} (${ago(d.lastReading)})`).join(", ")}`
+      : `${t.devices.length} device${t.devices.length > 1 ? "s" : ""} sending`);
+    setClass(view.devices, silent.length ? "devices silent" : "devices");
+    set(view.updated, `vitals ${time(t.vitalsAt)}`);
+    if (t.vitalsAt && t.vitalsAt !== view.vitalsAt) {
+      view.vitalsAt = t.vitalsAt;
+      view.tile.dataset.vitalsAt = t.vitalsAt;
       if (latency.length < 100000) latency.push(Date.now() - Date.parse(t.vitalsAt));
+    }
+  }
+
+  function drawPending() {
+    scheduled = false;
+    const batch = [...pending.values()];
+    pending.clear();
+    batch.forEach(renderTile);
+  }
+
+  function queueTiles(list) {
+    for (const t of list) pending.set(t.ownerId, t);
+    if (!scheduled) {
+      scheduled = true;
+      setTimeout(drawPending, 0);
     }
   }
 
@@ -123,7 +180,7 @@
     .withUrl("/live/hub")
     .withAutomaticReconnect([0, 1000, 2000, 5000, 10000, 10000, 30000])
     .build();
-  connection.on("tiles", (tiles) => tiles.forEach(renderTile));
+  connection.on("tiles", queueTiles);
   connection.on("alert", (message) => {
     if (message.event === "cleared") alerts.delete(message.alert.id);
     else alerts.set(message.alert.id, message.alert);
