@@ -332,9 +332,10 @@ public sealed partial class LiveClassroom : BackgroundService
                 classId = student?.Classes.Count > 0 ? student.Classes[0] : null;
             }
 
-            await _recorder.RecordAsync(e, classId, cancellationToken);
+            var named = e with { Detail = WithSerials(registry, e.Detail) };
+            await _recorder.RecordAsync(named, classId, cancellationToken);
             _dirty.Add(e.OwnerId);
-            var view = open.FirstOrDefault(a => a.Id == e.AlertId) ?? View(registry, e);
+            var view = open.FirstOrDefault(a => a.Id == e.AlertId) ?? View(registry, named);
             foreach (int c in student?.Classes ?? [])
             {
                 _publisher.Alert(c, e.Type, view);
@@ -342,8 +343,16 @@ public sealed partial class LiveClassroom : BackgroundService
         }
     }
 
+    /// <summary>The engine knows devices by id; staff know them by serial ("device 4" becomes "wrist-basil").</summary>
+    private static string WithSerials(LiveRegistry registry, string detail) =>
+        DeviceId().Replace(detail, m => registry.Devices.TryGetValue(int.Parse(m.Groups[1].ValueSpan, System.Globalization.CultureInfo.InvariantCulture), out var d)
+            ? d.Serial : m.Value);
+
+    [System.Text.RegularExpressions.GeneratedRegex(@"\bdevice (\d{1,9})\b")]
+    private static partial System.Text.RegularExpressions.Regex DeviceId();
+
     private static AlertView View(LiveRegistry registry, ActiveAlert a) => new(a.AlertId, a.OwnerId, NameOf(registry, a.OwnerId), AlertKinds.Name(a.Kind),
-        AlertKinds.Text(a.Kind), a.Level, LevelNames.Name(a.Level), a.Value, a.Detail, new DateTimeOffset(a.RaisedAt), null, a.AcknowledgedBy, null);
+        AlertKinds.Text(a.Kind), a.Level, LevelNames.Name(a.Level), a.Value, WithSerials(registry, a.Detail), new DateTimeOffset(a.RaisedAt), null, a.AcknowledgedBy, null);
 
     private static AlertView View(LiveRegistry registry, AlertEvent e) => new(e.AlertId, e.OwnerId, NameOf(registry, e.OwnerId), AlertKinds.Name(e.Kind),
         AlertKinds.Text(e.Kind), e.Level, LevelNames.Name(e.Level), e.Value, e.Detail, new DateTimeOffset(e.At),

@@ -64,6 +64,7 @@ public sealed class LiveDashboardTests
         // Basil is checked in and his wristband has said nothing since: flagged after Alerts:SilentSensorSeconds.
         await Expect(teacher.Locator("#banner .alert[data-kind=silent-sensor]", new() { HasText = "Basil" })).ToBeVisibleAsync();
         await Expect(teacher.Locator($"#tile-{school.Basil} .devices")).ToContainTextAsync("silent: wrist-basil");
+        await Expect(teacher.Locator("#banner .alert[data-kind=silent-sensor]", new() { HasText = "Basil" })).ToContainTextAsync("wrist-basil sent nothing");
 
         // Tachycardia: 150 bpm against Ada's resting 80 for 5 s (more than Alerts:TachycardiaSeconds).
         var now = DateTimeOffset.UtcNow;
