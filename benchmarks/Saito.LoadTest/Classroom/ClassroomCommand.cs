@@ -2,7 +2,6 @@ using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
 using Microsoft.Extensions.Logging;
-using Npgsql;
 using Saito.LoadTest.Common;
 using Saito.LoadTest.Ingest;
 using Saito.LoadTest.Results;
@@ -117,7 +116,7 @@ internal static class ClassroomCommand
                 parse.GetValue(broker), parse.GetValue(sqliteHot), parse.GetValue(key) ?? "natural",
                 parse.GetValue(synchronous) == "normal" ? SqliteSynchronous.Normal : SqliteSynchronous.Full,
                 parse.GetValue(serverArgs) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(outDir),
-                CommandLine(parse));
+                BenchOptions.CommandLine(parse, "classroom"));
             if (Validate(settings, options) is { } problem)
             {
                 AnsiConsole.MarkupLine($"[red]{Markup.Escape(problem)}[/]");
@@ -339,39 +338,6 @@ internal static class ClassroomCommand
         }
 
         return text + (o.Broker is null ? ", Saito.Server embedded broker" : $", broker {o.Broker}");
-    }
-
-    /// <summary>The command line for the report, with any PostgreSQL password hidden.</summary>
-    private static string CommandLine(ParseResult parse)
-    {
-        var tokens = parse.Tokens.Select(t => t.Value).ToList();
-        if (tokens.Count > 0 && tokens[0] == "classroom")
-        {
-            tokens.RemoveAt(0);
-        }
-
-        for (int i = 0; i < tokens.Count - 1; i++)
-        {
-            if (tokens[i] == "--pg")
-            {
-                try
-                {
-                    var builder = new NpgsqlConnectionStringBuilder(tokens[i + 1]);
-                    if (builder.Password is not null)
-                    {
-                        builder.Password = "***";
-                    }
-
-                    tokens[i + 1] = builder.ConnectionString;
-                }
-                catch (ArgumentException)
-                {
-                    tokens[i + 1] = "***";
-                }
-            }
-        }
-
-        return "classroom " + string.Join(' ', tokens.Select(t => t.Contains(' ', StringComparison.Ordinal) || t.Contains(';', StringComparison.Ordinal) ? $"\"{t}\"" : t));
     }
 
     /// <summary>What one run found: a table for a person, a <see cref="ResultRow"/> and classroom.json.</summary>

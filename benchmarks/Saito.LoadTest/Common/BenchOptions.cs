@@ -123,6 +123,40 @@ internal sealed class BenchOptions
             ? key
             : throw new FormatException($"--keys: unknown key strategy '{text}' (natural, guid, sequential-guid).");
 
+    /// <summary>A command's line for its report (<c>command --opt value ...</c>), with any PostgreSQL password in <c>--pg</c> hidden.</summary>
+    public static string CommandLine(System.CommandLine.ParseResult parse, string command)
+    {
+        ArgumentNullException.ThrowIfNull(parse);
+        var tokens = parse.Tokens.Select(t => t.Value).ToList();
+        if (tokens.Count > 0 && tokens[0] == command)
+        {
+            tokens.RemoveAt(0);
+        }
+
+        for (int i = 0; i < tokens.Count - 1; i++)
+        {
+            if (tokens[i] == "--pg")
+            {
+                try
+                {
+                    var builder = new Npgsql.NpgsqlConnectionStringBuilder(tokens[i + 1]);
+                    if (builder.Password is not null)
+                    {
+                        builder.Password = "***";
+                    }
+
+                    tokens[i + 1] = builder.ConnectionString;
+                }
+                catch (ArgumentException)
+                {
+                    tokens[i + 1] = "***";
+                }
+            }
+        }
+
+        return command + " " + string.Join(' ', tokens.Select(t => t.Contains(' ', StringComparison.Ordinal) || t.Contains(';', StringComparison.Ordinal) ? $"\"{t}\"" : t));
+    }
+
     public static string CommandLine() => string.Join(' ', Environment.GetCommandLineArgs().Skip(1).Select(a => a.Contains(' ', StringComparison.Ordinal) ? $"\"{a}\"" : a));
 
     public static async Task<string> DescribeMachineAsync(BenchTarget target, CancellationToken token)

@@ -1,7 +1,6 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Text.Json;
-using Npgsql;
 using Saito.LoadTest.Classroom;
 using Saito.LoadTest.Common;
 using Saito.Mqtt.Packets;
@@ -78,7 +77,7 @@ internal static class DashboardCommand
                 parse.GetValue(db) == "postgres" ? StorageProvider.Postgres : StorageProvider.Sqlite,
                 parse.GetValue(pg) ?? Environment.GetEnvironmentVariable("SAITO_BENCH_POSTGRES"),
                 parse.GetValue(serverArgs) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(outDir),
-                CommandLine(parse));
+                BenchOptions.CommandLine(parse, "dashboard"));
             if (Validate(load, options) is { } problem)
             {
                 AnsiConsole.MarkupLine($"[red]{Markup.Escape(problem)}[/]");
@@ -352,36 +351,4 @@ internal static class DashboardCommand
         }
     }
 
-    /// <summary>The command line for the report, with any PostgreSQL password hidden.</summary>
-    private static string CommandLine(ParseResult parse)
-    {
-        var tokens = parse.Tokens.Select(t => t.Value).ToList();
-        if (tokens.Count > 0 && tokens[0] == "dashboard")
-        {
-            tokens.RemoveAt(0);
-        }
-
-        for (int i = 0; i < tokens.Count - 1; i++)
-        {
-            if (tokens[i] == "--pg")
-            {
-                try
-                {
-                    var builder = new NpgsqlConnectionStringBuilder(tokens[i + 1]);
-                    if (builder.Password is not null)
-                    {
-                        builder.Password = "***";
-                    }
-
-                    tokens[i + 1] = builder.ConnectionString;
-                }
-                catch (ArgumentException)
-                {
-                    tokens[i + 1] = "***";
-                }
-            }
-        }
-
-        return "dashboard " + string.Join(' ', tokens.Select(t => t.Contains(' ', StringComparison.Ordinal) || t.Contains(';', StringComparison.Ordinal) ? $"\"{t}\"" : t));
-    }
 }

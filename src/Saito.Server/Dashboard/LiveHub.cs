@@ -13,7 +13,7 @@ namespace Saito.Server.Dashboard;
 /// so another site's page cannot open this connection with a member of staff's cookie.
 /// </summary>
 [Authorize(Policy = Api.ApiPolicies.ViewLive)]
-public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, VitalsAudit audit, IServiceProvider services, LiveConnections connections, IOptions<DashboardOptions> options) : Hub
+public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, VitalsAudit audit, LiveClassroom live, LiveFeed feed, LiveConnections connections, IOptions<DashboardOptions> options) : Hub
 {
     public override async Task OnConnectedAsync()
     {
@@ -49,7 +49,6 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
             throw new HubException("You may not see this class: ask an admin to list you on it.");
         }
 
-        var live = services.GetRequiredService<LiveClassroom>();
         var registry = live.Registry;
         if (!registry.Classes.TryGetValue(classId, out var c))
         {
@@ -61,7 +60,6 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
         audit.Viewed(DashboardAccess.UserName(user), c.Roster, VitalsAudit.LiveClass);
         var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<TileView>().Select(t => bp ? t : LivePublisher.WithoutBloodPressure(t)).ToList();
         var roster = c.Roster.ToHashSet();
-        var feed = services.GetRequiredService<LiveFeed>();
         return new ClassLive(c.Id, c.Name, c.Room, c.Session is { } s ? new LiveSessionView(s.Id, s.StartsAt, s.EndsAt) : null, tiles,
             [.. live.ActiveAlerts.Where(a => roster.Contains(a.OwnerId))], bp, new LiveHealthView(feed.Skipped, feed.Backlog));
     }
@@ -76,7 +74,6 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
     public async Task<bool> Acknowledge(Guid alertId)
     {
         var user = Context.User!;
-        var live = services.GetRequiredService<LiveClassroom>();
         var alert = live.ActiveAlerts.FirstOrDefault(a => a.Id == alertId);
         if (alert is null)
         {
