@@ -88,7 +88,26 @@ public static class DashboardHosting
             RequestPath = "/static",
             OnPrepareResponse = context => context.Context.Response.Headers.XContentTypeOptions = "nosniff",
         });
-        app.MapHub<LiveHub>(HubPath);
+        app.MapHub<LiveHub>(HubPath).Add(static endpoint =>
+        {
+            // Dashboard:MaxConnectionsPerUser: an account already at its limit is refused before a connection is
+            // opened (negotiate or WebSocket upgrade), with a reason. LiveHub.OnConnectedAsync still closes a
+            // connection that got past this check while others of the account were opening at the same moment.
+            var inner = endpoint.RequestDelegate!;
+            endpoint.RequestDelegate = context =>
+            {
+                int max = context.RequestServices.GetRequiredService<IOptions<DashboardOptions>>().Value.MaxConnectionsPerUser;
+                if (context.User.Identity?.IsAuthenticated == true
+                    && context.RequestServices.GetRequiredService<LiveConnections>().Of(DashboardAccess.UserName(context.User)) >= max)
+                {
+                    context.Response.StatusCode = StatusCodes.Status429TooManyRequests;
+                    return context.Response.WriteAsync(System.FormattableString.Invariant(
+                        $"This account already has {max} live connections open (Dashboard:MaxConnectionsPerUser). Close a dashboard and try again."));
+                }
+
+                return inner(context);
+            };
+        });
         app.MapRazorPages();
         return app;
     }

@@ -24,16 +24,34 @@ public sealed class LiveHubLimitsTests
         await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, ["Dashboard:MaxConnectionsPerUser=3"]);
         string teacherCookie = await CookieAsync(server, "teacher");
 
-        // Three connections are allowed; the fourth of the same account is closed as soon as it is open.
+        // Three connections are allowed. Each is known to be counted once the hub has answered a call on it (calls are
+        // dispatched only after the hub's OnConnectedAsync).
         var open = new List<ClientWebSocket>();
         for (int i = 0; i < 3; i++)
         {
-            open.Add(await ConnectAsync(server, teacherCookie));
+            var socket = await ConnectAsync(server, teacherCookie);
+            await SendAsync(socket, $$"""{"type":1,"invocationId":"c{{i}}","target":"Watch","arguments":[999]}""");
+            await ReadMessageAsync(socket, $"\"invocationId\":\"c{i}\"");
+            open.Add(socket);
         }
 
-        using (var fourth = await ConnectAsync(server, teacherCookie))
+        // The fourth of the same account is refused before it opens: at negotiate and at the WebSocket upgrade, 429
+        // with the setting named.
+        using (var client = new HttpClient { BaseAddress = server.BaseAddress })
+        using (var negotiateFourth = new HttpRequestMessage(HttpMethod.Post, "/live/hub/negotiate?negotiateVersion=1"))
         {
-            (await ReadUntilClosedAsync(fourth)).ShouldBeTrue("the fourth connection was not closed");
+            negotiateFourth.Headers.Add("Cookie", teacherCookie);
+            using var refused = await client.SendAsync(negotiateFourth, Ct);
+            refused.StatusCode.ShouldBe(HttpStatusCode.TooManyRequests);
+            (await refused.Content.ReadAsStringAsync(Ct)).ShouldContain("Dashboard:MaxConnectionsPerUser");
+        }
+
+        using (var fourth = new ClientWebSocket())
+        {
+            fourth.Options.SetRequestHeader("Cookie", teacherCookie);
+            fourth.Options.CollectHttpResponseDetails = true;
+            await Should.ThrowAsync<WebSocketException>(() => fourth.ConnectAsync(new Uri($"ws://127.0.0.1:{server.HttpPort}/live/hub"), Ct));
+            fourth.HttpStatusCode.ShouldBe(HttpStatusCode.TooManyRequests);
         }
 
         // Watching a class the teacher is not listed on is an error, and the connection stays usable.
@@ -45,6 +63,9 @@ public sealed class LiveHubLimitsTests
         // A message over 4 KiB closes the connection.
         await SendAsync(first, $$"""{"type":1,"invocationId":"2","target":"Watch","arguments":["{{new string('x', 5000)}}"]}""");
         (await ReadUntilClosedAsync(first)).ShouldBeTrue("an oversized message did not close the connection");
+
+        // The closed connection frees its place: the account may open one again (once the server has seen it close).
+        open.Add(await ConnectOnceFreeAsync(server, teacherCookie));
 
         // Ops sees no vitals: the hub refuses the account before any connection.
         string opsCookie = await CookieAsync(server, "ops");
@@ -73,6 +94,29 @@ public sealed class LiveHubLimitsTests
         await socket.ConnectAsync(new Uri($"ws://127.0.0.1:{server.HttpPort}/live/hub"), Ct);
         await SendAsync(socket, """{"protocol":"json","version":1}""");
         return socket;
+    }
+
+    /// <summary>Connects, retrying while the account is still at its limit (429), with a deadline.</summary>
+    private static async Task<ClientWebSocket> ConnectOnceFreeAsync(ApiServer server, string cookie)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while (true)
+        {
+            var socket = new ClientWebSocket();
+            socket.Options.SetRequestHeader("Cookie", cookie);
+            socket.Options.CollectHttpResponseDetails = true;
+            try
+            {
+                await socket.ConnectAsync(new Uri($"ws://127.0.0.1:{server.HttpPort}/live/hub"), Ct);
+                await SendAsync(socket, """{"protocol":"json","version":1}""");
+                return socket;
+            }
+            catch (WebSocketException) when (socket.HttpStatusCode == HttpStatusCode.TooManyRequests && DateTime.UtcNow < deadline)
+            {
+                socket.Dispose();
+                await Task.Delay(100, Ct);
+            }
+        }
     }
 
     private static Task SendAsync(ClientWebSocket socket, string message) =>
