@@ -21,6 +21,7 @@ internal sealed class BrokerProcess : IAsyncDisposable
 
     public string Name { get; }
     public int Port { get; }
+    public int Pid => _process.Id;
 
     /// <summary>User + system CPU seconds the broker process has used so far.</summary>
     public double CpuSeconds()

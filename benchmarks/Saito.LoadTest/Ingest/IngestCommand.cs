@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Text;
 using System.Text.Json;
 using Microsoft.Extensions.Logging;
+using Saito.LoadTest.Broker;
 using Saito.LoadTest.Common;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
@@ -58,11 +59,20 @@ internal static class IngestCommand
         var work = new Option<string?>("--work") { Description = "Folder for the SQLite files (default: under the temp directory, deleted after)" };
         var keep = new Option<bool>("--keep") { Description = "Keep the database (SQLite files or PostgreSQL database) afterwards" };
         var serverDll = new Option<string?>("--server") { Description = "Saito.Server.dll to run (default: src/Saito.Server/bin/Release/net10.0); a published copy keeps a long run safe from rebuilds" };
+        var warmup = new Option<int>("--warmup")
+        {
+            Description = "Seconds of the same load before the measured run, on other devices (JIT, pools, caches settle); not counted",
+            DefaultValueFactory = _ => 0,
+        };
+        var againstMosquitto = new Option<bool>("--against-mosquitto")
+        {
+            Description = "First run the same load against Mosquitto (accepting in memory, no subscriber), then Saito, back to back; report the ratio",
+        };
         var outDir = new Option<string?>("--out") { Description = "Folder for results.json, samples.csv, chart.svg and server.log" };
 
         var command = new Command("ingest", "End to end through a Saito.Server process: MQTT publishes to committed rows, acknowledged only after the commit.")
         {
-            preset, db, pg, connections, perMessage, devices, rate, inflight, duration, messages, qos, version, synchronous, sample, serverArgs, serverEnv, serverDll, work, keep, outDir,
+            preset, db, pg, connections, perMessage, devices, rate, inflight, duration, messages, qos, version, synchronous, sample, serverArgs, serverEnv, serverDll, work, keep, warmup, againstMosquitto, outDir,
         };
         command.SetAction(async (parse, token) =>
         {
@@ -88,14 +98,14 @@ internal static class IngestCommand
                 TimeSpan.FromSeconds(parse.GetValue(sample)),
                 TimeSpan.FromSeconds(60));
             var options = new RunOptions(provider, server, parse.GetValue(synchronous) == "normal" ? SqliteSynchronous.Normal : SqliteSynchronous.Full,
-                parse.GetValue(serverArgs) ?? [], parse.GetValue(serverEnv) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(outDir));
+                parse.GetValue(serverArgs) ?? [], parse.GetValue(serverEnv) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(warmup), parse.GetValue(againstMosquitto), parse.GetValue(outDir));
             return await RunAsync(chosen, settings, options, token);
         });
         return command;
     }
 
     private sealed record RunOptions(StorageProvider Database, string? PostgresServer, SqliteSynchronous Synchronous, string[] ServerArgs, string[] ServerEnv,
-        string? ServerDll, string? Work, bool Keep, string? OutDir);
+        string? ServerDll, string? Work, bool Keep, int WarmupSeconds, bool AgainstMosquitto, string? OutDir);
 
     private static async Task<int> RunAsync(Preset? preset, IngestSettings s, RunOptions o, CancellationToken token)
     {
@@ -122,6 +132,18 @@ internal static class IngestCommand
         AnsiConsole.MarkupLine($"[bold]ingest {o.Database.ToString().ToLowerInvariant()}{(preset is null ? string.Empty : " --preset " + preset.Name)}[/]: {Markup.Escape(load)}");
         AnsiConsole.MarkupLine(Markup.Escape(machine));
 
+        // The same load against Mosquitto first, which only accepts the publishes in memory (no subscriber, no
+        // persistence): what one-reading-per-message costs a broker that stores nothing.
+        IngestLoadResult? mosquitto = null;
+        if (o.AgainstMosquitto)
+        {
+            await using var broker = await BrokerProcess.StartMosquittoAsync(s.Inflight);
+            AnsiConsole.MarkupLine($"Mosquitto pid {broker.Pid}, MQTT on 127.0.0.1:{broker.Port}: the same load, accepted in memory");
+            await WarmUpAsync(s, o, broker.Port, broker.Pid, run + "mw", token);
+            mosquitto = await IngestLoad.RunAsync(s, broker.Port, broker.Pid, run + "m", token);
+            AnsiConsole.MarkupLine($"Mosquitto accepted {mosquitto.AckedReadings / mosquitto.Seconds:N0} readings/s ({mosquitto.Cores.Process:F2} cores); now Saito");
+        }
+
         var environment = o.ServerEnv.Select(e => e.Split('=', 2)).Select(p => new KeyValuePair<string, string>(p[0], p.Length > 1 ? p[1] : string.Empty));
         IngestLoadResult result;
         long stored;
@@ -136,6 +158,7 @@ internal static class IngestCommand
             {
                 pid = server.Pid;
                 AnsiConsole.MarkupLine($"Saito.Server pid {pid}, MQTT on 127.0.0.1:{server.Port}, log {Markup.Escape(logPath)}");
+                long warmReadings = await WarmUpAsync(s, o, server.Port, server.Pid, run + "w", token);
                 result = await IngestLoad.RunAsync(s, server.Port, server.Pid, run, token);
                 if (server.HasExited)
                 {
@@ -146,7 +169,7 @@ internal static class IngestCommand
                 // server still up (SQLite's WAL lets this reader in beside Saito's writer).
                 using var loggers = LoggerFactory.Create(b => b.AddSimpleConsole().SetMinimumLevel(LogLevel.Warning));
                 await using var store = ReadingStores.Create(storage, loggers);
-                stored = await store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, token);
+                stored = await store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, token) - warmReadings;
                 var letters = await store.ReadDeadLettersAsync(1000, token);
                 deadLetters = letters.Count;
                 firstDeadLetter = letters.Count > 0 ? $"{letters[^1].Reason}: {letters[^1].Detail}" : null;
@@ -168,11 +191,27 @@ internal static class IngestCommand
             }
         }
 
-        var report = new IngestReport(preset, s, o.Database, machine, load, result, stored, deadLetters, firstDeadLetter);
+        var report = new IngestReport(preset, s, o.Database, machine, load, result, stored, deadLetters, firstDeadLetter, mosquitto);
         report.Print();
         await report.WriteAsync(outDir, token);
         AnsiConsole.MarkupLine($"Results in {Markup.Escape(outDir)} (results.json, samples.csv, chart.svg, server.log)");
         return report.AllStored && report.AllAcked ? 0 : 1;
+    }
+
+    /// <summary>
+    /// The same load for <see cref="RunOptions.WarmupSeconds"/> on devices of their own, not counted; returns the readings it
+    /// had acknowledged (they are in the database too).
+    /// </summary>
+    private static async Task<long> WarmUpAsync(IngestSettings s, RunOptions o, int port, int pid, string run, CancellationToken token)
+    {
+        if (o.WarmupSeconds <= 0)
+        {
+            return 0;
+        }
+
+        AnsiConsole.MarkupLine($"Warming up for {o.WarmupSeconds} s (not counted)");
+        var warm = await IngestLoad.RunAsync(s with { Duration = TimeSpan.FromSeconds(o.WarmupSeconds), MessagesPerConnection = null }, port, pid, run, token);
+        return warm.AckedReadings;
     }
 
     private static string Describe(Preset? preset, IngestSettings s)
@@ -201,7 +240,7 @@ internal static class IngestCommand
 
     /// <summary>What one run found, as a table for a person and as files.</summary>
     private sealed class IngestReport(Preset? preset, IngestSettings s, StorageProvider database, string machine, string load, IngestLoadResult r,
-        long stored, int deadLetters, string? firstDeadLetter)
+        long stored, int deadLetters, string? firstDeadLetter, IngestLoadResult? mosquitto)
     {
         private readonly double _p50 = IngestLoad.Percentile(r.LatencyTicks, 0.50);
         private readonly double _p99 = IngestLoad.Percentile(r.LatencyTicks, 0.99);
@@ -212,6 +251,8 @@ internal static class IngestCommand
         public bool AllAcked => r.AckedMessages == r.SentMessages;
 
         private double ReadingsPerSecond => r.AckedReadings / r.Seconds;
+
+        private double MosquittoReadingsPerSecond => mosquitto is null ? double.NaN : mosquitto.AckedReadings / mosquitto.Seconds;
 
         private IEnumerable<long> Rss => r.Samples.Select(x => x.ResidentBytes).Where(x => x > 0);
 
@@ -243,6 +284,12 @@ internal static class IngestCommand
             table.AddRow("rows counted in the database", $"{stored:N0}{(deadLetters > 0 ? $" (+{deadLetters} dead letters)" : string.Empty)}");
             table.AddRow("publish-to-ack p50 / p99 / p99.9 / max ms", $"{F(_p50)} / {F(_p99)} / {F(_p999)} / {F(_max)}");
             table.AddRow("Saito RSS first / max / last MiB", $"{Rss.First() / 1048576.0:N0} / {Rss.Max() / 1048576.0:N0} / {Rss.Last() / 1048576.0:N0}");
+            if (mosquitto is not null)
+            {
+                table.AddRow("Mosquitto, same load, accepted in memory: readings/s", $"{MosquittoReadingsPerSecond:N0} (ack p99 {F(IngestLoad.Percentile(mosquitto.LatencyTicks, 0.99))} ms, {F(mosquitto.Cores.Process)} cores, tool {F(mosquitto.Cores.Tool)})");
+                table.AddRow("[bold]Saito committed / Mosquitto accepted[/]", $"[bold]{ReadingsPerSecond / MosquittoReadingsPerSecond:F2}x[/]");
+            }
+
             table.AddRow("cores: Saito / PostgreSQL / load tool / rest / machine",
                 $"{F(r.Cores.Process)} / {F(r.Cores.Postgres)} / {F(r.Cores.Tool)} / {F(r.Cores.Rest)} / {F(r.Cores.Machine)}");
             AnsiConsole.Write(table);
@@ -263,6 +310,12 @@ internal static class IngestCommand
 
         private IEnumerable<(bool Met, string Text)> Verdicts()
         {
+            if (mosquitto is not null)
+            {
+                double ratio = ReadingsPerSecond / MosquittoReadingsPerSecond;
+                yield return (ratio >= 0.8, $"Saito committed {ratio:F2}x the rate Mosquitto accepted the same load ({ReadingsPerSecond:N0} against {MosquittoReadingsPerSecond:N0} readings/s; target >= 0.8x)");
+            }
+
             if (preset is null)
             {
                 yield break;
@@ -325,6 +378,10 @@ internal static class IngestCommand
                 tool_cores = r.Cores.Tool,
                 rest_cores = r.Cores.Rest,
                 machine_cores = r.Cores.Machine,
+                mosquitto_accepted_readings_per_s = mosquitto is null ? (double?)null : MosquittoReadingsPerSecond,
+                mosquitto_ack_p99_ms = mosquitto is null ? (double?)null : IngestLoad.Percentile(mosquitto.LatencyTicks, 0.99),
+                mosquitto_cores = mosquitto?.Cores.Process,
+                ratio_to_mosquitto = mosquitto is null ? (double?)null : ReadingsPerSecond / MosquittoReadingsPerSecond,
                 targets = Verdicts().Select(v => new { met = v.Met, v.Text }),
             };
             await File.WriteAllTextAsync(Path.Combine(dir, "results.json"), JsonSerializer.Serialize(json, s_json), token);

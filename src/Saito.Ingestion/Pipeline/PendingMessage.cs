@@ -8,7 +8,11 @@ namespace Saito.Ingestion.Pipeline;
 /// </summary>
 internal sealed class PendingMessage
 {
-    private readonly TaskCompletionSource<WriteOutcome> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // Continuations run where the message is completed: ReadingWriterPool completes a committed batch's messages from
+    // one thread-pool work item, so each message's acknowledgement path runs there in turn instead of costing a
+    // thread-pool hop of its own, and a connection's send loop (signalled, not run inline) finds its acknowledgements
+    // ready together and writes them in one send.
+    private readonly TaskCompletionSource<WriteOutcome> _completion = new();
 
     public PendingMessage(string topic, string? clientId, ReadOnlyMemory<byte> payload, List<Reading> readings, List<DeadLetter> deadLetters)
     {

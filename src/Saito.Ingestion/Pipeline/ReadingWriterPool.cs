@@ -250,8 +250,16 @@ public sealed partial class ReadingWriterPool : BackgroundService
             foreach (var message in messages)
             {
                 _metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt).TotalSeconds);
-                message.Complete(WriteOutcome.Committed);
             }
+
+            // The writer goes back to the queue at once; one work item releases the batch's acknowledgements.
+            ThreadPool.UnsafeQueueUserWorkItem(static committed =>
+            {
+                foreach (var message in committed)
+                {
+                    message.Complete(WriteOutcome.Committed);
+                }
+            }, messages.ToArray(), preferLocal: false);
         }
         catch (Exception ex) when (ex is not OperationCanceledException && !_store.IsTransient(ex))
         {
