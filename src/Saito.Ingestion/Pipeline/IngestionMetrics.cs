@@ -8,10 +8,11 @@ namespace Saito.Ingestion.Pipeline;
 /// <summary>
 /// Saito's ingestion instruments (meter <c>Saito.Ingestion</c>); docs/metrics.md lists them with what to alert on.
 /// <para>
-/// The hot path runs at hundreds of thousands of readings a second, so counters move once per message (received) or
-/// once per batch (stored), never once per reading, and every attribute set is built once here (a
-/// <see cref="KeyValuePair{TKey,TValue}"/> array per kind, per reason and kind) so recording allocates nothing. With
-/// no listener (<c>Metrics:Enabled=false</c>) an instrument's Add is a flag check.
+/// The hot path runs at hundreds of thousands of readings a second, so what moves once per message (messages,
+/// readings received) is a plain interlocked count that the metrics reader collects (observable counters), and what
+/// moves per batch (stored) or rarely (dead letters) is recorded then, never once per reading; every attribute set is
+/// built once here (a <see cref="KeyValuePair{TKey,TValue}"/> array per kind, per reason and kind) so recording
+/// allocates nothing. With no listener (<c>Metrics:Enabled=false</c>) an instrument's Add is a flag check.
 /// </para>
 /// </summary>
 public sealed class IngestionMetrics
@@ -45,8 +46,7 @@ public sealed class IngestionMetrics
             reason => s_kinds.Select(kind => new[] { Tag("reason", reason), Tag("kind", kind) }).ToArray(),
             StringComparer.Ordinal);
 
-    private readonly Counter<long> _messages;
-    private readonly Counter<long> _readingsReceived;
+    private readonly long[] _receivedByKind = new long[s_readingKinds.Length];
     private readonly Counter<long> _readingsStored;
     private readonly Counter<long> _readingsDuplicate;
     private readonly Counter<long> _deadLettered;
@@ -60,14 +60,18 @@ public sealed class IngestionMetrics
     private long _readingsStoredTotal;
     private long _duplicatesTotal;
     private long _rejectedTotal;
+    private long _messagesTotal;
 
     public IngestionMetrics(IMeterFactory meterFactory)
     {
         ArgumentNullException.ThrowIfNull(meterFactory);
         var meter = meterFactory.Create(MeterName);
         var seconds = new InstrumentAdvice<double> { HistogramBucketBoundaries = SecondsBuckets };
-        _messages = meter.CreateCounter<long>("saito.ingestion.messages", "{message}", "MQTT messages taken in on reading, hello and check-in topics");
-        _readingsReceived = meter.CreateCounter<long>("saito.ingestion.readings.received", "{reading}",
+        // Once per message: an interlocked add here, read by the collector (OpenTelemetry's per-measurement aggregation
+        // was 2% of Saito's CPU at 320 sensors sending one reading per message).
+        meter.CreateObservableCounter("saito.ingestion.messages", () => Interlocked.Read(ref _messagesTotal), "{message}",
+            "MQTT messages taken in on reading, hello and check-in topics");
+        meter.CreateObservableCounter("saito.ingestion.readings.received", ReceivedByKind, "{reading}",
             "Readings that parsed and passed validation, queued for the database, by kind");
         _readingsStored = meter.CreateCounter<long>("saito.ingestion.readings.stored", "{reading}",
             "Readings committed to the database (new, or already there from an earlier delivery), by kind");
@@ -99,14 +103,22 @@ public sealed class IngestionMetrics
         Interlocked.Exchange(ref _queueCapacity, capacity);
     }
 
-    public void Message() => _messages.Add(1);
+    public void Message() => Interlocked.Increment(ref _messagesTotal);
 
     /// <summary>One message's readings (all of one kind: the topic's).</summary>
     public void Received(ReadingKind kind, int readings)
     {
         if (readings > 0)
         {
-            _readingsReceived.Add(readings, s_kindTags[(int)kind]);
+            Interlocked.Add(ref _receivedByKind[(int)kind], readings);
+        }
+    }
+
+    private IEnumerable<Measurement<long>> ReceivedByKind()
+    {
+        foreach (var kind in s_readingKinds)
+        {
+            yield return new Measurement<long>(Interlocked.Read(ref _receivedByKind[(int)kind]), s_kindTags[(int)kind]);
         }
     }
 

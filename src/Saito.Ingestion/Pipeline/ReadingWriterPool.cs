@@ -247,19 +247,9 @@ public sealed partial class ReadingWriterPool : BackgroundService
             _health.MarkSucceeded(_time.GetUtcNow());
             _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), Stopwatch.GetElapsedTime(started).TotalSeconds);
             NotifyCommitted(batch);
-            foreach (var message in messages)
-            {
-                _metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt).TotalSeconds);
-            }
 
             // The writer goes back to the queue at once; one work item releases the batch's acknowledgements.
-            ThreadPool.UnsafeQueueUserWorkItem(static committed =>
-            {
-                foreach (var message in committed)
-                {
-                    message.Complete(WriteOutcome.Committed);
-                }
-            }, messages.ToArray(), preferLocal: false);
+            ThreadPool.UnsafeQueueUserWorkItem(new CommittedMessages([.. messages], _metrics), preferLocal: false);
         }
         catch (Exception ex) when (ex is not OperationCanceledException && !_store.IsTransient(ex))
         {
@@ -350,6 +340,22 @@ public sealed partial class ReadingWriterPool : BackgroundService
     /// <summary>The <c>kind</c> attribute of a message the database refused: its readings' kind (one per topic), else unknown.</summary>
     private static int KindIndex(PendingMessage message) =>
         message.Readings.Count > 0 ? (int)message.Readings[0].Kind : IngestionMetrics.UnknownKindIndex;
+
+    /// <summary>
+    /// Completes a committed batch's messages, each one's continuations (up to its acknowledgement being queued) running
+    /// here in turn: one thread-pool hop per batch, not per message.
+    /// </summary>
+    private sealed class CommittedMessages(PendingMessage[] messages, IngestionMetrics metrics) : IThreadPoolWorkItem
+    {
+        public void Execute()
+        {
+            foreach (var message in messages)
+            {
+                metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt).TotalSeconds);
+                message.Complete(WriteOutcome.Committed);
+            }
+        }
+    }
 
     /// <summary>One reusable timer per writer for the batch-age wait.</summary>
     private sealed class AgeTimer : IDisposable
