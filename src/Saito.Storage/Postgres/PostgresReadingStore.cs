@@ -300,35 +300,35 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
     private async Task<long> CopyReadingsAsync(
         NpgsqlConnection connection, string copySql, CopyTarget target, IReadOnlyList<Reading> readings, ReadingOrder order, CancellationToken cancellationToken)
     {
-        await using var importer = await connection.BeginBinaryImportAsync(copySql, cancellationToken);
-        importer.Timeout = _copyTimeout;
+        await using var copy = await PgBinaryCopy.BeginAsync(connection, copySql, _copyTimeout, cancellationToken);
         bool hasId = target.HasId;
         int valueCount = target.ValueCount;
         bool valuesNullable = target.ValuesNullable;
+        short fields = checked((short)((hasId ? 1 : 0) + 3 + valueCount + 1));
         var ids = order.Ids;
         for (int position = 0; position < order.Count; position++)
         {
             int index = order.IndexAt(position);
             Reading reading = readings[index];
-            await importer.StartRowAsync(cancellationToken);
+            await copy.StartRowAsync(fields, cancellationToken);
             if (hasId)
             {
-                await importer.WriteAsync(ids[index], NpgsqlDbType.Uuid, cancellationToken);
+                copy.Uuid(ids[index]);
             }
 
-            await importer.WriteAsync(reading.DeviceId, NpgsqlDbType.Integer, cancellationToken);
-            await importer.WriteAsync(reading.Channel, NpgsqlDbType.Integer, cancellationToken);
-            await importer.WriteAsync(reading.Timestamp, NpgsqlDbType.TimestampTz, cancellationToken);
+            copy.Int32(reading.DeviceId);
+            copy.Int32(reading.Channel);
+            copy.TimestampTz(reading.Timestamp);
             for (int v = 0; v < valueCount; v++)
             {
                 double? value = ReadingTables.Value(reading, v);
                 if (value.HasValue)
                 {
-                    await importer.WriteAsync(value.GetValueOrDefault(), NpgsqlDbType.Double, cancellationToken);
+                    copy.Float8(value.GetValueOrDefault());
                 }
                 else if (valuesNullable)
                 {
-                    await importer.WriteNullAsync(cancellationToken);
+                    copy.Null();
                 }
                 else
                 {
@@ -336,10 +336,11 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
                 }
             }
 
-            await importer.WriteAsync(reading.ReceivedAt, NpgsqlDbType.TimestampTz, cancellationToken);
+            copy.TimestampTz(reading.ReceivedAt);
         }
 
-        return checked((long)await importer.CompleteAsync(cancellationToken));
+        await copy.CompleteAsync(cancellationToken);
+        return order.Count;
     }
 
     private static ArgumentException MissingValue(in Reading reading, int index) => new(
