@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Microsoft.Extensions.Logging;
 using Polly;
 using Saito.Storage;
 using Saito.Readings;
@@ -10,25 +11,31 @@ namespace Saito.Ingestion.Pipeline;
 /// an unknown serial is registered in the database the first time it is seen (no owner yet), once even when
 /// many messages from it arrive at the same moment, so nothing is dropped because a device is new. A new serial
 /// counts against its hub's <see cref="NewDeviceLimiter"/>; past it, the serial is not registered (null) and the
-/// caller dead-letters the message. Known serials are never limited.
+/// caller dead-letters the message. Known serials are never limited. New serials (and hellos) are registered in
+/// batches by one <see cref="DeviceRegistrar"/>: one connection and one statement for all that arrive together.
 /// </summary>
-public sealed class DeviceRegistry
+public sealed class DeviceRegistry : IAsyncDisposable
 {
     private readonly IReadingStore _store;
     private readonly NewDeviceLimiter _limiter;
     private readonly ResiliencePipeline _retry;
+    private readonly DeviceRegistrar _registrar;
     private readonly ConcurrentDictionary<string, int> _ids = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, Lazy<Task<int>>> _registering = new(StringComparer.Ordinal);
 
-    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter)
+    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter, ILogger<DeviceRegistrar>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(resilience);
         _store = store;
         _limiter = limiter;
         _retry = resilience.Pipeline;
+        _registrar = new DeviceRegistrar(store, _retry, logger);
     }
 
     public int Count => _ids.Count;
+
+    /// <summary>What registers new devices (its counts, for tests and diagnostics).</summary>
+    public DeviceRegistrar Registrar => _registrar;
 
     public async Task LoadAsync(CancellationToken cancellationToken)
     {
@@ -70,7 +77,7 @@ public sealed class DeviceRegistry
             return null;
         }
 
-        int id = await _retry.ExecuteAsync(async ct => await _store.RegisterDeviceAsync(serial, announcement, ct), cancellationToken);
+        int id = await _registrar.RegisterAsync(serial, announcement).WaitAsync(cancellationToken);
         _ids[serial] = id;
         return id;
     }
@@ -99,8 +106,10 @@ public sealed class DeviceRegistry
 
     private async Task<int> RegisterAsync(string serial)
     {
-        int id = await _retry.ExecuteAsync(async ct => await _store.RegisterDeviceAsync(serial, null, ct), CancellationToken.None);
+        int id = await _registrar.RegisterAsync(serial, null);
         _ids[serial] = id;
         return id;
     }
+
+    public ValueTask DisposeAsync() => _registrar.DisposeAsync();
 }
