@@ -46,6 +46,17 @@ public sealed class ConnectionBudgetTests
         ConnectionBudget.ConnectionString(new StorageOptions(), ConnectionPool.Writes).ShouldBeNull("SQLite holds files, not server connections");
     }
 
+    [Theory]
+    [InlineData(0)]
+    [InlineData(65)]
+    public void Query_connections_outside_1_to_64_are_refused_at_start(int connections)
+    {
+        var result = new StorageOptionsValidator().Validate(null, new StorageOptions { QueryConnections = connections });
+
+        result.Failed.ShouldBeTrue();
+        result.FailureMessage.ShouldContain($"Storage:QueryConnections must be between 1 and 64 (was {connections}).");
+    }
+
     private static StorageOptions Options(StorageProvider provider, string connectionString, int writers) =>
         new() { Provider = provider, ConnectionString = connectionString, Writers = writers };
 }
