@@ -75,6 +75,9 @@ internal sealed class OrderingStore(KeyStrategy keys) : IReadingStore
     public Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken) =>
         throw new NotSupportedException("the batch benchmarks register no devices");
 
+    public Task<IReadOnlyList<int>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken) =>
+        throw new NotSupportedException("the batch benchmarks register no devices");
+
     public Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken) =>
         throw new NotSupportedException();
 

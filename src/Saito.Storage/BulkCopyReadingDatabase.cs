@@ -28,7 +28,7 @@ public abstract class BulkCopyReadingDatabase : ReadingDatabase
             return default;
         }
 
-        await using var connection = await OpenAsync(StorageTier.Hot, cancellationToken);
+        await using var connection = await OpenWriterAsync(cancellationToken);
         return await WriteBatchAsync(connection, batch, cancellationToken);
     }
 

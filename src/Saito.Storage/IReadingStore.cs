@@ -32,6 +32,13 @@ public interface IReadingStore : IAsyncDisposable
     Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken);
 
     /// <summary>
+    /// <see cref="RegisterDeviceAsync"/> for many devices in one statement and one transaction (SQLite: one transaction):
+    /// their ids, in the order given. A serial given twice gets one row; of its announcements, later ones overwrite
+    /// what they state (<see cref="DeviceRegistration.Distinct"/>).
+    /// </summary>
+    Task<IReadOnlyList<int>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken);
+
+    /// <summary>
     /// Commits the batch in one transaction: readings into the hot tables of the configured key strategy
     /// (a reading already stored is skipped, never an error) and dead letters. All or nothing.
     /// </summary>
@@ -58,6 +65,33 @@ public interface IReadingStore : IAsyncDisposable
 
     /// <summary>Whether an error from this database is worth retrying (connection lost, deadlock, timeout, busy).</summary>
     bool IsTransient(Exception exception);
+}
+
+/// <summary>A device to register (<see cref="IReadingStore.RegisterDevicesAsync"/>): its serial, and its hello if it sent one.</summary>
+public readonly record struct DeviceRegistration(string Serial, DeviceAnnouncement? Announcement)
+{
+    /// <summary>
+    /// One registration per serial, in ordinal order of serial: the announcements of a serial given more than once are
+    /// merged in the order given (a later one overwrites what it states, keeps what it leaves out), as registering them
+    /// one after another would leave the row.
+    /// </summary>
+    public static IReadOnlyList<DeviceRegistration> Distinct(IReadOnlyList<DeviceRegistration> devices)
+    {
+        ArgumentNullException.ThrowIfNull(devices);
+        var merged = new SortedDictionary<string, DeviceAnnouncement?>(StringComparer.Ordinal);
+        foreach (var (serial, announcement) in devices)
+        {
+            ArgumentException.ThrowIfNullOrEmpty(serial);
+            merged[serial] = merged.TryGetValue(serial, out var earlier) ? Merge(earlier, announcement) : announcement;
+        }
+
+        return merged.Select(p => new DeviceRegistration(p.Key, p.Value)).ToList();
+    }
+
+    private static DeviceAnnouncement? Merge(DeviceAnnouncement? earlier, DeviceAnnouncement? later) =>
+        earlier is null || later is null
+            ? later ?? earlier
+            : new DeviceAnnouncement(later.Kind ?? earlier.Kind, later.Channels ?? earlier.Channels, later.Firmware ?? earlier.Firmware, later.Hub ?? earlier.Hub);
 }
 
 /// <summary>What <see cref="IReadingStore.EnsureSchemaAsync"/> found and did.</summary>

@@ -34,7 +34,35 @@ public abstract partial class ReadingDatabase : IReadingStore
 
     public abstract Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken);
 
-    public abstract Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken);
+    public async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken) =>
+        (await RegisterDevicesAsync([new DeviceRegistration(serial, announcement)], cancellationToken))[0];
+
+    public async Task<IReadOnlyList<int>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(devices);
+        if (devices.Count == 0)
+        {
+            return [];
+        }
+
+        var distinct = DeviceRegistration.Distinct(devices);
+        var ids = await RegisterDistinctAsync(distinct, cancellationToken);
+        var result = new int[devices.Count];
+        for (int i = 0; i < devices.Count; i++)
+        {
+            result[i] = ids.TryGetValue(devices[i].Serial, out int id)
+                ? id
+                : throw new InvalidOperationException($"Device '{devices[i].Serial}' could not be registered: the database returned no id for it.");
+        }
+
+        return result;
+    }
+
+    /// <summary>
+    /// Registers <paramref name="devices"/> (one entry per serial, in ordinal order of serial: two Saito instances
+    /// registering overlapping serials lock their rows in the same order) in one transaction; serial to id.
+    /// </summary>
+    private protected abstract Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken);
 
     public abstract Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken);
 
@@ -45,9 +73,12 @@ public abstract partial class ReadingDatabase : IReadingStore
     /// <summary>Where a tier's tables are (SQLite: a file each; the servers: one database).</summary>
     private protected abstract DbDataSource Source(StorageTier tier);
 
-    /// <summary>An open connection to the tier's database.</summary>
+    /// <summary>An open connection to the tier's database, for reading (PostgreSQL, SQL Server: the <see cref="ConnectionPool.Queries"/> pool).</summary>
     private protected virtual ValueTask<DbConnection> OpenAsync(StorageTier tier, CancellationToken cancellationToken) =>
         Source(tier).OpenConnectionAsync(cancellationToken);
+
+    /// <summary>An open connection to the hot tier for a write: a batch, a registration, the schema (the <see cref="ConnectionPool.Writes"/> pool).</summary>
+    private protected virtual ValueTask<DbConnection> OpenWriterAsync(CancellationToken cancellationToken) => OpenAsync(StorageTier.Hot, cancellationToken);
 
     // The dialect: what differs between the databases' SQL for the same read.
 

@@ -44,6 +44,12 @@ public sealed class StorageOptions
     /// <summary>Seconds a database command may run.</summary>
     public int CommandTimeoutSeconds { get; set; } = 60;
 
+    /// <summary>
+    /// PostgreSQL and SQL Server: connections for reading queries, and as many again for the registry, at most
+    /// (<see cref="ConnectionBudget"/>: the server holds at most <c>Writers + 1 + 2 x QueryConnections</c>).
+    /// </summary>
+    public int QueryConnections { get; set; } = 2;
+
     public SqliteStorageOptions Sqlite { get; set; } = new();
 
     public PostgresStorageOptions Postgres { get; set; } = new();
@@ -155,6 +161,11 @@ public sealed class StorageOptionsValidator : IValidateOptions<StorageOptions>
         if (options.CommandTimeoutSeconds is < 1 or > 3600)
         {
             failures.Add($"Storage:CommandTimeoutSeconds must be between 1 and 3600 (was {options.CommandTimeoutSeconds}).");
+        }
+
+        if (options.QueryConnections is < 1 or > 64)
+        {
+            failures.Add($"Storage:QueryConnections must be between 1 and 64 (was {options.QueryConnections}).");
         }
 
         if (!string.IsNullOrEmpty(options.Postgres.HotTablespaceLocation) && string.IsNullOrEmpty(options.Postgres.HotTablespace))

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Microsoft.Extensions.Logging;
 using Polly;
 using Saito.Storage;
 using Saito.Readings;
@@ -9,26 +10,36 @@ namespace Saito.Ingestion.Pipeline;
 /// Device serials (what hubs put in topics) to the integer ids the reading tables use. Lookups are in memory;
 /// an unknown serial is registered in the database the first time it is seen (no owner yet), once even when
 /// many messages from it arrive at the same moment, so nothing is dropped because a device is new. A new serial
-/// counts against its hub's <see cref="NewDeviceLimiter"/>; past it, the serial is not registered (null) and the
-/// caller dead-letters the message. Known serials are never limited.
+/// counts against its hub's <see cref="NewDeviceLimiter"/> once; past it, the serial is not registered (null) and the
+/// caller dead-letters the message. Known serials are never limited. New serials (and hellos) are registered in
+/// batches by one <see cref="DeviceRegistrar"/>: one connection and one statement for all that arrive together.
 /// </summary>
-public sealed class DeviceRegistry
+public sealed class DeviceRegistry : IAsyncDisposable
 {
     private readonly IReadingStore _store;
     private readonly NewDeviceLimiter _limiter;
     private readonly ResiliencePipeline _retry;
+    private readonly DeviceRegistrar _registrar;
     private readonly ConcurrentDictionary<string, int> _ids = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<string, Lazy<Task<int>>> _registering = new(StringComparer.Ordinal);
 
-    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter)
+    // Registrations in flight, by serial; read and written under _admitting, so that a new serial is admitted (and
+    // counted against its hub) once however many of its messages arrive together.
+    private readonly Dictionary<string, Task<int>> _registering = new(StringComparer.Ordinal);
+    private readonly Lock _admitting = new();
+
+    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter, ILogger<DeviceRegistrar>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(resilience);
         _store = store;
         _limiter = limiter;
         _retry = resilience.Pipeline;
+        _registrar = new DeviceRegistrar(store, _retry, logger);
     }
 
     public int Count => _ids.Count;
+
+    /// <summary>What registers new devices (its counts, for tests and diagnostics).</summary>
+    public DeviceRegistrar Registrar => _registrar;
 
     public async Task LoadAsync(CancellationToken cancellationToken)
     {
@@ -50,13 +61,31 @@ public sealed class DeviceRegistry
             return ValueTask.FromResult<int?>(id);
         }
 
-        // A registration already in flight for this serial was counted when it started.
-        if (!_registering.ContainsKey(serial) && !_limiter.TryAdmit(hub))
+        Task<int>? registration;
+        lock (_admitting)
         {
-            return ValueTask.FromResult<int?>(null);
+            if (_ids.TryGetValue(serial, out id))
+            {
+                return ValueTask.FromResult<int?>(id);
+            }
+
+            // A registration already in flight for this serial was counted when it started.
+            if (!_registering.TryGetValue(serial, out registration))
+            {
+                if (!_limiter.TryAdmit(hub))
+                {
+                    return ValueTask.FromResult<int?>(null);
+                }
+
+                registration = RegisterAsync(serial, null);
+                if (!registration.IsCompleted)
+                {
+                    _registering[serial] = registration;
+                }
+            }
         }
 
-        return new ValueTask<int?>(RegisterOnceAsync(serial, cancellationToken));
+        return new ValueTask<int?>(WaitAsync(registration, cancellationToken));
     }
 
     /// <summary>
@@ -65,42 +94,60 @@ public sealed class DeviceRegistry
     /// </summary>
     public async Task<int?> AnnounceAsync(string serial, string hub, DeviceAnnouncement announcement, CancellationToken cancellationToken)
     {
-        if (!_ids.ContainsKey(serial) && !_limiter.TryAdmit(hub))
+        lock (_admitting)
         {
-            return null;
+            if (!_ids.ContainsKey(serial) && !_registering.ContainsKey(serial) && !_limiter.TryAdmit(hub))
+            {
+                return null;
+            }
         }
 
-        int id = await _retry.ExecuteAsync(async ct => await _store.RegisterDeviceAsync(serial, announcement, ct), cancellationToken);
-        _ids[serial] = id;
-        return id;
+        return await RegisterAsync(serial, announcement).WaitAsync(cancellationToken);
     }
 
     /// <summary>Why a device was not registered, for its dead letter (the hub, the limit, the setting).</summary>
     public string RefusalDetail(string serial, string hub) => System.FormattableString.Invariant(
         $"hub {hub} registered {_limiter.MaxPerHubPerHour} new devices in the last hour (Ingestion:MaxNewDevicesPerHubPerHour); device {serial} is not registered, known devices of this hub are still stored");
 
-    private async Task<int?> RegisterOnceAsync(string serial, CancellationToken cancellationToken)
+    private static async Task<int?> WaitAsync(Task<int> registration, CancellationToken cancellationToken) =>
+        await registration.WaitAsync(cancellationToken);
+
+    /// <summary>
+    /// Registers through the registrar, which is not tied to any caller's token (a caller's connection may close), so
+    /// the others waiting for the same serial still get its id; then the id is known and the serial no longer in flight.
+    /// </summary>
+    private async Task<int> RegisterAsync(string serial, DeviceAnnouncement? announcement)
     {
-        // One registration per serial in flight; later callers share it. The registration itself is not tied to
-        // the first caller's token (its connection may close) so the others still get their id.
-        var registration = _registering.GetOrAdd(serial, s => new Lazy<Task<int>>(() => RegisterAsync(s)));
         try
         {
-            return await registration.Value.WaitAsync(cancellationToken);
-        }
-        finally
-        {
-            if (registration.Value.IsCompleted)
+            int id = await _registrar.RegisterAsync(serial, announcement);
+            lock (_admitting)
             {
-                _registering.TryRemove(new KeyValuePair<string, Lazy<Task<int>>>(serial, registration));
+                _ids[serial] = id;
+                RemoveFromFlight(serial, announcement);
             }
+
+            return id;
+        }
+        catch
+        {
+            lock (_admitting)
+            {
+                RemoveFromFlight(serial, announcement);
+            }
+
+            throw;
         }
     }
 
-    private async Task<int> RegisterAsync(string serial)
+    // Only a plain registration is in _registering (a hello is awaited by its own caller alone).
+    private void RemoveFromFlight(string serial, DeviceAnnouncement? announcement)
     {
-        int id = await _retry.ExecuteAsync(async ct => await _store.RegisterDeviceAsync(serial, null, ct), CancellationToken.None);
-        _ids[serial] = id;
-        return id;
+        if (announcement is null)
+        {
+            _registering.Remove(serial);
+        }
     }
+
+    public ValueTask DisposeAsync() => _registrar.DisposeAsync();
 }

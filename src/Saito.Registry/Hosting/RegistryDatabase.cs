@@ -13,7 +13,11 @@ namespace Saito.Registry.Hosting;
 /// </summary>
 public static class RegistryDatabase
 {
-    /// <summary>Options for the provider's context on the hot-tier database that <paramref name="storage"/> names.</summary>
+    /// <summary>
+    /// Options for the provider's context on the hot-tier database that <paramref name="storage"/> names; on PostgreSQL
+    /// and SQL Server through a pool of its own with at most <c>Storage:QueryConnections</c> connections
+    /// (<see cref="ConnectionBudget"/>, <see cref="ConnectionPool.Registry"/>).
+    /// </summary>
     public static DbContextOptions Options(StorageOptions storage)
     {
         ArgumentNullException.ThrowIfNull(storage);
@@ -22,9 +26,9 @@ public static class RegistryDatabase
             StorageProvider.Sqlite => new DbContextOptionsBuilder<SqliteRegistryDbContext>()
                 .UseSqlite(SqliteConnectionString(storage), o => o.CommandTimeout(storage.CommandTimeoutSeconds)).Options,
             StorageProvider.Postgres => new DbContextOptionsBuilder<PostgresRegistryDbContext>()
-                .UseNpgsql(storage.ConnectionString, o => o.CommandTimeout(storage.CommandTimeoutSeconds)).Options,
+                .UseNpgsql(ConnectionBudget.ConnectionString(storage, ConnectionPool.Registry), o => o.CommandTimeout(storage.CommandTimeoutSeconds)).Options,
             StorageProvider.SqlServer => new DbContextOptionsBuilder<SqlServerRegistryDbContext>()
-                .UseSqlServer(storage.ConnectionString, o => o.CommandTimeout(storage.CommandTimeoutSeconds)).Options,
+                .UseSqlServer(ConnectionBudget.ConnectionString(storage, ConnectionPool.Registry), o => o.CommandTimeout(storage.CommandTimeoutSeconds)).Options,
             _ => throw new ArgumentOutOfRangeException(nameof(storage), storage.Provider, "Storage:Provider"),
         };
     }

@@ -19,7 +19,8 @@ namespace Saito.Storage.Postgres;
 /// table, then <c>INSERT ... SELECT ... ON CONFLICT DO NOTHING</c>, which skips and counts the duplicates.
 /// Dead letters go in the same transaction.
 /// </para>
-/// Each call takes its own pooled connection from one <see cref="NpgsqlDataSource"/>, so many writers can run at once.
+/// Each call takes its own pooled connection, so many writers can run at once: writes and registrations from one
+/// <see cref="NpgsqlDataSource"/>, reads from another, each with its maximum (<see cref="ConnectionBudget"/>).
 /// </summary>
 public sealed class PostgresReadingStore : BulkCopyReadingDatabase
 {
@@ -28,6 +29,7 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
 
     private readonly ILogger<PostgresReadingStore> _logger;
     private readonly NpgsqlDataSource _dataSource;
+    private readonly NpgsqlDataSource _queries;
     private readonly CopyTarget[] _targets;
     private readonly CopyTarget _deadLetters;
     private readonly TimeSpan _copyTimeout;
@@ -51,19 +53,16 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
         }
 
         _logger = logger;
-        var builder = new NpgsqlDataSourceBuilder(options.ConnectionString);
-        builder.ConnectionStringBuilder.CommandTimeout = options.CommandTimeoutSeconds;
-        if (string.IsNullOrEmpty(builder.ConnectionStringBuilder.ApplicationName))
-        {
-            builder.ConnectionStringBuilder.ApplicationName = "saito";
-        }
-
-        var settings = builder.ConnectionStringBuilder;
+        // Two pools, each with its maximum (ConnectionBudget): the writers' (and registration's) and the queries', so
+        // that a burst of dashboard queries never keeps a writer waiting for a connection, nor the reverse.
+        var settings = ConnectionBudget.Postgres(options, ConnectionPool.Writes);
         _description =
             $"PostgreSQL {settings.Host}:{settings.Port}/{settings.Database ?? settings.Username} " +
             $"(keys {SchemaScript.KeyStrategyName(options.KeyStrategy)}, " +
-            $"hot tablespace {options.Postgres.HotTablespace ?? "default"}, archive tablespace {options.Postgres.ArchiveTablespace ?? "default"})";
-        _dataSource = builder.Build();
+            $"hot tablespace {options.Postgres.HotTablespace ?? "default"}, archive tablespace {options.Postgres.ArchiveTablespace ?? "default"}, " +
+            $"at most {ConnectionBudget.PoolSize(options, ConnectionPool.Writes)} + {ConnectionBudget.PoolSize(options, ConnectionPool.Queries)} connections)";
+        _dataSource = NpgsqlDataSource.Create(settings);
+        _queries = NpgsqlDataSource.Create(ConnectionBudget.Postgres(options, ConnectionPool.Queries));
         _copyTimeout = TimeSpan.FromSeconds(options.CommandTimeoutSeconds);
         _targets = new CopyTarget[ReadingKinds.All.Count];
         foreach (var kind in ReadingKinds.All)
@@ -78,7 +77,10 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
 
     public override string Describe() => _description;
 
-    private protected override DbDataSource Source(StorageTier tier) => _dataSource;
+    private protected override DbDataSource Source(StorageTier tier) => _queries;
+
+    private protected override async ValueTask<DbConnection> OpenWriterAsync(CancellationToken cancellationToken) =>
+        await _dataSource.OpenConnectionAsync(cancellationToken);
 
     /// <summary>extract(epoch) is numeric (exact) since PostgreSQL 14; in 13 a double, exact to the microsecond for centuries yet.</summary>
     private protected override string EpochMicroseconds(string column) => $"(extract(epoch from {column}) * 1000000)::bigint";
@@ -227,44 +229,67 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
         }
     }
 
-    public override async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
+    /// <summary>
+    /// One <c>INSERT ... SELECT FROM unnest(...) ON CONFLICT (serial) DO UPDATE ... RETURNING serial, id</c> for the
+    /// whole batch. DO UPDATE (rather than DO NOTHING) so that RETURNING gives the id of every row, new or not: of two
+    /// Saito instances registering one serial at once, the second waits for the first and then updates its row (the
+    /// serials come sorted, so two batches lock their rows in the same order and cannot deadlock each other). A hello
+    /// records what the device says; what it leaves out keeps its earlier value.
+    /// </summary>
+    private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
+        IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
     {
-        ArgumentException.ThrowIfNullOrEmpty(serial);
-        await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
-        if (announcement is null)
+        int count = devices.Count;
+        string[] serials = new string[count];
+        string?[] kinds = new string?[count];
+        int?[] channels = new int?[count];
+        string?[] firmwares = new string?[count];
+        string?[] hubs = new string?[count];
+        bool[] hellos = new bool[count];
+        for (int i = 0; i < count; i++)
         {
-            await using var lookup = new NpgsqlCommand($"SELECT id FROM {ReadingTables.DeviceTable} WHERE serial = @serial", connection);
-            lookup.Parameters.AddWithValue("serial", serial);
-            if (await lookup.ExecuteScalarAsync(cancellationToken) is int known)
-            {
-                return known;
-            }
+            var (serial, announcement) = devices[i];
+            serials[i] = serial;
+            kinds[i] = announcement?.Kind;
+            channels[i] = announcement?.Channels;
+            firmwares[i] = announcement?.Firmware;
+            hubs[i] = announcement?.Hub;
+            hellos[i] = announcement is not null;
         }
 
-        // ON CONFLICT ... DO UPDATE (rather than DO NOTHING) so that RETURNING gives the id in every case: of two
-        // writers registering one serial at once, the second waits for the first and then updates its row.
-        // A hello records what the device says; what it leaves out keeps its earlier value.
-        await using var upsert = new NpgsqlCommand(
-            $"""
-             INSERT INTO {ReadingTables.DeviceTable} AS d (serial, kind, channels, firmware, hub, last_hello)
-             VALUES (@serial, @kind, @channels, @firmware, @hub, CASE WHEN @hello THEN now() END)
-             ON CONFLICT (serial) DO UPDATE SET
-                 kind = coalesce(excluded.kind, d.kind),
-                 channels = coalesce(excluded.channels, d.channels),
-                 firmware = coalesce(excluded.firmware, d.firmware),
-                 hub = coalesce(excluded.hub, d.hub),
-                 last_hello = coalesce(excluded.last_hello, d.last_hello)
-             RETURNING id
-             """,
-            connection);
-        upsert.Parameters.AddWithValue("serial", NpgsqlDbType.Text, serial);
-        upsert.Parameters.AddWithValue("kind", NpgsqlDbType.Text, (object?)announcement?.Kind ?? DBNull.Value);
-        upsert.Parameters.AddWithValue("channels", NpgsqlDbType.Integer, (object?)announcement?.Channels ?? DBNull.Value);
-        upsert.Parameters.AddWithValue("firmware", NpgsqlDbType.Text, (object?)announcement?.Firmware ?? DBNull.Value);
-        upsert.Parameters.AddWithValue("hub", NpgsqlDbType.Text, (object?)announcement?.Hub ?? DBNull.Value);
-        upsert.Parameters.AddWithValue("hello", NpgsqlDbType.Boolean, announcement is not null);
-        return (int)(await upsert.ExecuteScalarAsync(cancellationToken))!;
+        await using var connection = (NpgsqlConnection)await OpenWriterAsync(cancellationToken);
+        await using var upsert = new NpgsqlCommand(RegisterSql, connection);
+        upsert.Parameters.AddWithValue("serials", NpgsqlDbType.Array | NpgsqlDbType.Text, serials);
+        upsert.Parameters.AddWithValue("kinds", NpgsqlDbType.Array | NpgsqlDbType.Text, kinds);
+        upsert.Parameters.AddWithValue("channels", NpgsqlDbType.Array | NpgsqlDbType.Integer, channels);
+        upsert.Parameters.AddWithValue("firmwares", NpgsqlDbType.Array | NpgsqlDbType.Text, firmwares);
+        upsert.Parameters.AddWithValue("hubs", NpgsqlDbType.Array | NpgsqlDbType.Text, hubs);
+        upsert.Parameters.AddWithValue("hellos", NpgsqlDbType.Array | NpgsqlDbType.Boolean, hellos);
+        var ids = new Dictionary<string, int>(count, StringComparer.Ordinal);
+        await using var reader = await upsert.ExecuteReaderAsync(cancellationToken);
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            ids[reader.GetString(0)] = reader.GetInt32(1);
+        }
+
+        return ids;
     }
+
+    internal static string RegisterSql { get; } =
+        $"""
+         INSERT INTO {ReadingTables.DeviceTable} AS d (serial, kind, channels, firmware, hub, last_hello)
+         SELECT r.serial, r.kind, r.channels, r.firmware, r.hub, CASE WHEN r.hello THEN now() END
+         FROM unnest(@serials, @kinds, @channels, @firmwares, @hubs, @hellos) WITH ORDINALITY
+              AS r (serial, kind, channels, firmware, hub, hello, position)
+         ORDER BY r.position
+         ON CONFLICT (serial) DO UPDATE SET
+             kind = coalesce(excluded.kind, d.kind),
+             channels = coalesce(excluded.channels, d.channels),
+             firmware = coalesce(excluded.firmware, d.firmware),
+             hub = coalesce(excluded.hub, d.hub),
+             last_hello = coalesce(excluded.last_hello, d.last_hello)
+         RETURNING d.serial, d.id
+         """;
 
     /// <summary>COPY straight into the table, in primary-key order; null on unique_violation (the table already holds one of them).</summary>
     private protected override async Task<long?> CopyReadingsAsync(
@@ -431,7 +456,11 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
         return false;
     }
 
-    public override ValueTask DisposeAsync() => _dataSource.DisposeAsync();
+    public override async ValueTask DisposeAsync()
+    {
+        await _dataSource.DisposeAsync();
+        await _queries.DisposeAsync();
+    }
 
     /// <summary>The statements of one table's COPY and its staging path, built once.</summary>
     private sealed class CopyTarget

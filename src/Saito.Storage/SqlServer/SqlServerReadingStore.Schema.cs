@@ -25,7 +25,7 @@ public sealed partial class SqlServerReadingStore
     {
         var created = new List<string>();
         var existing = new List<string>();
-        await using var connection = (SqlConnection)await OpenAsync(StorageTier.Hot, cancellationToken);
+        await using var connection = (SqlConnection)await OpenWriterAsync(cancellationToken);
         if (SystemDatabases.Contains(connection.Database))
         {
             throw new InvalidOperationException(

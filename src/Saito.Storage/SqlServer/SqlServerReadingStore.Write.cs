@@ -55,7 +55,7 @@ public sealed partial class SqlServerReadingStore
 
     private async Task<BatchWriteResult> OpenAndWriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
     {
-        await using var connection = await OpenAsync(StorageTier.Hot, cancellationToken);
+        await using var connection = await OpenWriterAsync(cancellationToken);
         try
         {
             return await WriteBatchAsync(connection, batch, cancellationToken);

@@ -4,7 +4,6 @@ using System.Globalization;
 using Microsoft.Data.SqlClient;
 using Microsoft.Extensions.Logging;
 using Saito.Storage.Keys;
-using Saito.Readings;
 
 namespace Saito.Storage.SqlServer;
 
@@ -13,7 +12,7 @@ namespace Saito.Storage.SqlServer;
 /// transaction holding one <see cref="SqlBulkCopy"/> per kind, streamed from the batch's lists by
 /// <see cref="ReadingRowSource"/>, and the dead letters. Duplicates are dropped by the tables' primary keys
 /// (<c>IGNORE_DUP_KEY = ON</c>, see <see cref="SqlServerSchema"/>). Every call opens its own pooled connection,
-/// so writers run in parallel. The process must not run in globalization-invariant mode (see
+/// so writers run in parallel (writes and reads from two pools, each with its maximum: <see cref="ConnectionBudget"/>). The process must not run in globalization-invariant mode (see
 /// <see cref="InvariantGlobalizationMessage"/>).
 /// </summary>
 public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
@@ -48,6 +47,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
 
     private readonly ILogger<SqlServerReadingStore> _logger;
     private readonly SqlServerDataSource _source;
+    private readonly SqlServerDataSource _queries;
     private readonly string _server;
     private readonly string _database;
     private readonly SqlServerSchema _schema;
@@ -74,14 +74,11 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
         _logger = logger;
         _schema = new SqlServerSchema(options.SqlServer);
 
-        // Parsing here turns a malformed connection string into an error at start, not at the first batch.
-        var builder = new SqlConnectionStringBuilder(options.ConnectionString);
-        if (!builder.ShouldSerialize("Application Name"))
-        {
-            builder.ApplicationName = "Saito";
-        }
-
+        // Parsing here turns a malformed connection string into an error at start, not at the first batch. Two pools,
+        // each with its maximum (ConnectionBudget): the writers' (and registration's) and the queries'.
+        var builder = ConnectionBudget.SqlServer(options, ConnectionPool.Writes);
         _source = new SqlServerDataSource(builder.ConnectionString);
+        _queries = new SqlServerDataSource(ConnectionBudget.SqlServer(options, ConnectionPool.Queries).ConnectionString);
         _server = builder.DataSource;
         _database = builder.InitialCatalog;
     }
@@ -93,83 +90,140 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
         $"SQL Server database {(_database.Length == 0 ? "(the login's default)" : _database)} on {(_server.Length == 0 ? "(local)" : _server)}";
 
     /// <summary>
-    /// One MERGE ... WITH (HOLDLOCK): the key-range lock on the serial makes a concurrent registration of the same
-    /// serial wait and then find the row, so both callers get the same id. A unique violation (2627, 2601) can still
-    /// surface if the table is written outside Saito without that lock; the statement is then run again and finds
-    /// the row. An announcement overwrites what it states and keeps what it leaves out.
+    /// One MERGE ... WITH (HOLDLOCK) for the whole batch, its rows read from one JSON parameter (OPENJSON: one statement
+    /// whatever the batch size, well clear of SQL Server's 2,100 parameters), then the ids of every serial in it. The
+    /// key-range locks make a concurrent registration of the same serial wait and then find the row, so both callers get
+    /// the same id. A unique violation (2627, 2601) can still surface if the table is written outside Saito without that
+    /// lock; the batch is then run again and finds the rows. An announcement overwrites what it states and keeps what it
+    /// leaves out.
     /// </summary>
-    public override async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
+    private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
+        IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
     {
-        ArgumentException.ThrowIfNullOrEmpty(serial);
-        if (serial.Length > SqlServerSchema.SerialLength)
-        {
-            throw new ArgumentException($"A serial has at most {SqlServerSchema.SerialLength} characters (was {serial.Length}).", nameof(serial));
-        }
-
+        string json = RegistrationJson(devices);
         for (int attempt = 1; ; attempt++)
         {
             try
             {
-                await using var connection = await OpenAsync(StorageTier.Hot, cancellationToken);
+                await using var connection = await OpenWriterAsync(cancellationToken);
                 await using var command = (SqlCommand)Command(connection, RegisterSql);
-                command.Parameters.Add(new SqlParameter("@serial", SqlDbType.NVarChar, SqlServerSchema.SerialLength) { Value = serial });
-                command.Parameters.Add(new SqlParameter("@hello", SqlDbType.Bit) { Value = announcement is not null });
-                command.Parameters.Add(Text("@kind", announcement?.Kind, SqlServerSchema.DeviceKindLength));
-                command.Parameters.Add(new SqlParameter("@channels", SqlDbType.Int) { Value = (object?)announcement?.Channels ?? DBNull.Value });
-                command.Parameters.Add(Text("@firmware", announcement?.Firmware, SqlServerSchema.FirmwareLength));
-                command.Parameters.Add(Text("@hub", announcement?.Hub, SqlServerSchema.HubLength));
-                object? id = await command.ExecuteScalarAsync(cancellationToken);
-                if (id is int value)
+                command.Parameters.Add(new SqlParameter("@devices", SqlDbType.NVarChar, -1) { Value = json });
+                var ids = new Dictionary<string, int>(devices.Count, StringComparer.Ordinal);
+                await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+                while (await reader.ReadAsync(cancellationToken))
                 {
-                    return value;
+                    ids[reader.GetString(0)] = reader.GetInt32(1);
                 }
 
-                // Only if the row vanished between the MERGE and the SELECT (deleted by hand): register again.
-                if (attempt >= 3)
-                {
-                    throw new InvalidOperationException($"Device '{serial}' could not be registered: its row disappeared {attempt} times.");
-                }
+                return ids;
             }
             catch (SqlException ex) when (attempt < 3 && SqlServerErrors.IsUniqueViolation(ex))
             {
-                LogRegisterRace(serial, attempt);
+                LogRegisterRace(devices.Count, attempt);
             }
         }
     }
 
+    /// <summary>
+    /// The batch as the JSON array <see cref="RegisterSql"/> reads: <c>{"s": serial, "x": 1 for a hello, "k", "c", "f", "h"}</c>.
+    /// A serial longer than its column is refused here, before any round trip; a hello's texts are cut to their columns.
+    /// </summary>
+    internal static string RegistrationJson(IReadOnlyList<DeviceRegistration> devices)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>();
+        using (var json = new System.Text.Json.Utf8JsonWriter(buffer))
+        {
+            json.WriteStartArray();
+            foreach (var (serial, announcement) in devices)
+            {
+                ArgumentException.ThrowIfNullOrEmpty(serial);
+                if (serial.Length > SqlServerSchema.SerialLength)
+                {
+                    throw new ArgumentException($"A serial has at most {SqlServerSchema.SerialLength} characters (was {serial.Length}).", nameof(devices));
+                }
+
+                json.WriteStartObject();
+                json.WriteString("s", serial);
+                if (announcement is not null)
+                {
+                    json.WriteNumber("x", 1);
+                    WriteText(json, "k", announcement.Kind, SqlServerSchema.DeviceKindLength);
+                    if (announcement.Channels is { } channels)
+                    {
+                        json.WriteNumber("c", channels);
+                    }
+
+                    WriteText(json, "f", announcement.Firmware, SqlServerSchema.FirmwareLength);
+                    WriteText(json, "h", announcement.Hub, SqlServerSchema.HubLength);
+                }
+
+                json.WriteEndObject();
+            }
+
+            json.WriteEndArray();
+        }
+
+        return System.Text.Encoding.UTF8.GetString(buffer.WrittenSpan);
+    }
+
+    private static void WriteText(System.Text.Json.Utf8JsonWriter json, string name, string? value, int length)
+    {
+        if (value is not null)
+        {
+            json.WriteString(name, value.Length <= length ? value : value[..length]);
+        }
+    }
+
+    /// <summary>
+    /// The registration of a batch: MERGE from OPENJSON (SQL Server 2016 and later, database compatibility level 130), then
+    /// the batch's ids. The serial from JSON takes the column's binary collation, so serials differing only in case stay
+    /// different devices.
+    /// </summary>
     internal static string RegisterSql { get; } =
         $"""
         SET NOCOUNT ON;
-        DECLARE @ids TABLE ([id] int NOT NULL);
         MERGE {SqlServerSql.Table(ReadingTables.DeviceTable)} WITH (HOLDLOCK) AS d
-        USING (SELECT @serial AS [serial]) AS s
+        USING (
+            SELECT j.[serial] COLLATE {SqlServerSchema.SerialCollation} AS [serial], j.[hello], j.[kind], j.[channels], j.[firmware], j.[hub]
+            FROM OPENJSON(@devices) WITH (
+                [serial] nvarchar({SqlServerSchema.SerialLength}) '$.s',
+                [hello] bit '$.x',
+                [kind] nvarchar({SqlServerSchema.DeviceKindLength}) '$.k',
+                [channels] int '$.c',
+                [firmware] nvarchar({SqlServerSchema.FirmwareLength}) '$.f',
+                [hub] nvarchar({SqlServerSchema.HubLength}) '$.h') AS j
+        ) AS s
             ON d.[serial] = s.[serial]
-        WHEN MATCHED AND @hello = 1 THEN
-            UPDATE SET d.[kind] = COALESCE(@kind, d.[kind]),
-                       d.[channels] = COALESCE(@channels, d.[channels]),
-                       d.[firmware] = COALESCE(@firmware, d.[firmware]),
-                       d.[hub] = COALESCE(@hub, d.[hub]),
+        WHEN MATCHED AND s.[hello] = 1 THEN
+            UPDATE SET d.[kind] = COALESCE(s.[kind], d.[kind]),
+                       d.[channels] = COALESCE(s.[channels], d.[channels]),
+                       d.[firmware] = COALESCE(s.[firmware], d.[firmware]),
+                       d.[hub] = COALESCE(s.[hub], d.[hub]),
                        d.[last_hello] = SYSUTCDATETIME()
         WHEN NOT MATCHED BY TARGET THEN
             INSERT ([serial], [kind], [channels], [firmware], [hub], [first_seen], [last_hello])
-            VALUES (s.[serial], @kind, @channels, @firmware, @hub, SYSUTCDATETIME(), CASE WHEN @hello = 1 THEN SYSUTCDATETIME() END)
-        OUTPUT inserted.[id] INTO @ids;
-        IF EXISTS (SELECT 1 FROM @ids)
-            SELECT TOP (1) [id] FROM @ids;
-        ELSE
-            SELECT [id] FROM {SqlServerSql.Table(ReadingTables.DeviceTable)} WHERE [serial] = @serial;
+            VALUES (s.[serial], s.[kind], s.[channels], s.[firmware], s.[hub], SYSUTCDATETIME(), CASE WHEN s.[hello] = 1 THEN SYSUTCDATETIME() END);
+        SELECT d.[serial], d.[id]
+        FROM {SqlServerSql.Table(ReadingTables.DeviceTable)} AS d
+        WHERE d.[serial] IN (
+            SELECT j.[serial] COLLATE {SqlServerSchema.SerialCollation}
+            FROM OPENJSON(@devices) WITH ([serial] nvarchar({SqlServerSchema.SerialLength}) '$.s') AS j);
         """;
-
-    private static SqlParameter Text(string name, string? value, int length) =>
-        new(name, SqlDbType.NVarChar, length) { Value = value is null ? DBNull.Value : value.Length <= length ? value : value[..length] };
 
     /// <inheritdoc cref="SqlServerErrors.IsTransient(Exception?)"/>
     public override bool IsTransient(Exception exception) => SqlServerErrors.IsTransient(exception);
 
-    /// <summary>Little to release: connections go back to SqlClient's pool when each call ends.</summary>
-    public override ValueTask DisposeAsync() => _source.DisposeAsync();
+    /// <summary>Little to release: connections go back to SqlClient's pools when each call ends.</summary>
+    public override async ValueTask DisposeAsync()
+    {
+        await _source.DisposeAsync();
+        await _queries.DisposeAsync();
+    }
 
-    private protected override DbDataSource Source(StorageTier tier) => _source;
+    private protected override DbDataSource Source(StorageTier tier) => _queries;
+
+    private protected override async ValueTask<DbConnection> OpenWriterAsync(CancellationToken cancellationToken) =>
+        await _source.OpenConnectionAsync(cancellationToken);
 
     private protected override string Table(string name) => SqlServerSql.Table(name);
 
@@ -191,6 +245,6 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     internal static Task<SqlConnection> OpenConnectionAsync(string connectionString, CancellationToken cancellationToken) =>
         SqlServerDataSource.OpenConnectionAsync(connectionString, cancellationToken);
 
-    [LoggerMessage(3102, LogLevel.Debug, "Device {Serial} registered concurrently (attempt {Attempt}); reading its id again")]
-    private partial void LogRegisterRace(string serial, int attempt);
+    [LoggerMessage(3102, LogLevel.Debug, "{Count} device(s) registered concurrently by another writer (attempt {Attempt}); registering them again")]
+    private partial void LogRegisterRace(int count, int attempt);
 }

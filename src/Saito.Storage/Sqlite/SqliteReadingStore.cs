@@ -13,7 +13,7 @@ namespace Saito.Storage.Sqlite;
 /// <para>
 /// SQLite admits one writer at a time, so this store writes through one connection with prepared statements
 /// (<see cref="SqliteWriter"/>) and lets one caller at a time use it: concurrent <see cref="WriteAsync"/> and
-/// <see cref="RegisterDeviceAsync"/> calls queue here rather than spin on SQLITE_BUSY. Another process holding
+/// <see cref="ReadingDatabase.RegisterDevicesAsync"/> calls queue here rather than spin on SQLITE_BUSY. Another process holding
 /// the file (the archiver, a person's <c>sqlite3</c>) is waited for by the busy timeout. Reads open their own
 /// pooled connections; WAL lets them run beside the writer.
 /// </para>
@@ -157,16 +157,17 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         return names;
     }
 
-    public override async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken)
+    /// <summary>On the writer connection, between two batches of readings: one transaction for the whole batch of devices.</summary>
+    private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
+        IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
     {
-        ArgumentException.ThrowIfNullOrEmpty(serial);
         await _writeLock.WaitAsync(cancellationToken);
         try
         {
             var writer = Writer();
             try
             {
-                return writer.RegisterDevice(serial, announcement, DateTime.UtcNow);
+                return writer.RegisterDevices(devices, DateTime.UtcNow);
             }
             catch (Exception exception)
             {

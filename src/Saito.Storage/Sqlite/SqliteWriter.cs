@@ -131,7 +131,23 @@ internal sealed class SqliteWriter : IDisposable
         return new BatchWriteResult(inserted, sent - inserted, deadLetters.Count);
     }
 
-    public int RegisterDevice(string serial, DeviceAnnouncement? announcement, DateTime now)
+    /// <summary>The devices' ids, registering those that are new, in one transaction (all or nothing).</summary>
+    public Dictionary<string, int> RegisterDevices(IReadOnlyList<DeviceRegistration> devices, DateTime now)
+    {
+        var ids = new Dictionary<string, int>(devices.Count, StringComparer.Ordinal);
+        using var transaction = _connection.BeginTransaction(deferred: false);
+        _deviceLookup.Transaction = transaction;
+        _deviceUpsert.Transaction = transaction;
+        foreach (var (serial, announcement) in devices)
+        {
+            ids[serial] = RegisterDevice(serial, announcement, now);
+        }
+
+        transaction.Commit();
+        return ids;
+    }
+
+    private int RegisterDevice(string serial, DeviceAnnouncement? announcement, DateTime now)
     {
         if (announcement is null)
         {

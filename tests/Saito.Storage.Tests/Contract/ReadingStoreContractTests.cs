@@ -522,23 +522,34 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
     [Fact]
     public async Task Same_serial_from_eight_concurrent_callers_gets_one_id()
     {
-        var storage = await FreshStorageAsync();
-        var one = Track(storage.CreateStore(KeyStrategy.Natural));
-        var other = Track(storage.CreateStore(KeyStrategy.Natural)); // as a second Saito process would
-        await one.EnsureSchemaAsync(Ct);
-        using var start = new ManualResetEventSlim();
-
-        var callers = Enumerable.Range(0, 8).Select(i => Task.Run(async () =>
+        var (ids, one) = await RegisterAtOnceAsync(8, async (i, store) =>
         {
-            start.Wait(Ct);
             var announcement = i % 2 == 0 ? new DeviceAnnouncement("biosensor", 4, $"1.0.{i}", "hub-1") : null;
-            return await (i < 4 ? one : other).RegisterDeviceAsync("SN-RACE", announcement, Ct);
-        }, Ct)).ToArray();
-        start.Set();
-        int[] ids = await Task.WhenAll(callers);
+            return await store.RegisterDeviceAsync("SN-RACE", announcement, Ct);
+        });
 
         ids.Distinct().ShouldHaveSingleItem();
         (await one.LoadDevicesAsync(Ct)).ShouldBe(new Dictionary<string, int> { ["SN-RACE"] = ids[0] });
+    }
+
+    /// <summary>
+    /// <paramref name="callers"/> callers started at one moment, the even ones on one store and the odd ones on another
+    /// (as a second Saito process would be) over the same fresh storage; what each returned, and the first store.
+    /// </summary>
+    private async Task<(T[] Results, IReadingStore One)> RegisterAtOnceAsync<T>(int callers, Func<int, IReadingStore, Task<T>> register)
+    {
+        var storage = await FreshStorageAsync();
+        var one = Track(storage.CreateStore(KeyStrategy.Natural));
+        var other = Track(storage.CreateStore(KeyStrategy.Natural));
+        await one.EnsureSchemaAsync(Ct);
+        using var start = new ManualResetEventSlim();
+        var running = Enumerable.Range(0, callers).Select(i => Task.Run(async () =>
+        {
+            start.Wait(Ct);
+            return await register(i, i % 2 == 0 ? one : other);
+        }, Ct)).ToArray();
+        start.Set();
+        return (await Task.WhenAll(running), one);
     }
 
     [Fact]
@@ -596,6 +607,53 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
 
         (await store.LoadDevicesAsync(Ct)).ShouldBe(new Dictionary<string, int> { ["SN-NEW"] = id });
         (await DeviceRowAsync(storage, "SN-NEW")).ShouldBe(new DeviceRow("pressure", 2, "0.9", "hub-2", HasHello: true));
+    }
+
+    [Fact]
+    public async Task A_batch_of_registrations_gives_each_serial_one_id_in_the_order_given_and_merges_its_hellos()
+    {
+        var storage = await FreshStorageAsync();
+        var store = Track(storage.CreateStore(KeyStrategy.Natural));
+        await store.EnsureSchemaAsync(Ct);
+        int old = await store.RegisterDeviceAsync("SN-OLD", new DeviceAnnouncement("location", 1, "0.1", "hub-0"), Ct);
+
+        var ids = await store.RegisterDevicesAsync(
+        [
+            new("SN-B", null),
+            new("SN-OLD", null),
+            new("SN-A", null),
+            new("SN-B", new DeviceAnnouncement("biosensor", 4, "1.0", null)),
+            new("SN-B", new DeviceAnnouncement(null, null, "2.0", "hub-9")),
+        ], Ct);
+
+        ids.Count.ShouldBe(5);
+        ids[1].ShouldBe(old);
+        ids[3].ShouldBe(ids[0]);
+        ids[4].ShouldBe(ids[0]);
+        new[] { ids[0], ids[2], old }.Distinct().Count().ShouldBe(3);
+        var devices = await store.LoadDevicesAsync(Ct);
+        devices.Count.ShouldBe(3);
+        (devices["SN-OLD"], devices["SN-A"], devices["SN-B"]).ShouldBe((old, ids[2], ids[0]));
+        (await DeviceRowAsync(storage, "SN-B")).ShouldBe(new DeviceRow("biosensor", 4, "2.0", "hub-9", HasHello: true));
+        (await DeviceRowAsync(storage, "SN-A")).ShouldBe(new DeviceRow(null, null, null, null, HasHello: false));
+        (await DeviceRowAsync(storage, "SN-OLD")).ShouldBe(new DeviceRow("location", 1, "0.1", "hub-0", HasHello: true), "a plain registration leaves a known device as it was");
+        (await store.RegisterDevicesAsync([], Ct)).ShouldBeEmpty();
+    }
+
+    [Fact]
+    public async Task Two_stores_registering_overlapping_batches_at_once_agree_on_every_id()
+    {
+        // Four callers, 300 serials each, every serial in two of them, each caller in its own order.
+        var (results, one) = await RegisterAtOnceAsync(4, async (caller, store) =>
+        {
+            var serials = Enumerable.Range(caller * 150, 300).Select(i => $"SN-{i % 600:D4}").OrderBy(s => s.GetHashCode(StringComparison.Ordinal) ^ caller).ToList();
+            var ids = await store.RegisterDevicesAsync(serials.ConvertAll(s => new DeviceRegistration(s, null)), Ct);
+            return serials.Zip(ids).ToList();
+        });
+
+        var devices = await one.LoadDevicesAsync(Ct);
+        devices.Count.ShouldBe(600);
+        results.SelectMany(r => r).ShouldAllBe(r => devices[r.First] == r.Second);
     }
 
     // ---------------------------------------------------------------- health

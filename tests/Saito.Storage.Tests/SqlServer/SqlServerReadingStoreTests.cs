@@ -103,14 +103,34 @@ public sealed class SqlServerReadingStoreTests
     }
 
     [Fact]
-    public void Registration_is_one_merge_under_a_key_range_lock_that_returns_the_id()
+    public void Registration_of_a_batch_is_one_merge_from_json_under_a_key_range_lock_then_the_ids()
     {
         string sql = SqlServerReadingStore.RegisterSql;
 
         sql.ShouldContain("MERGE [dbo].[device] WITH (HOLDLOCK) AS d");
-        sql.ShouldContain("OUTPUT inserted.[id] INTO @ids;");
+        sql.ShouldContain("FROM OPENJSON(@devices) WITH (");
+        sql.ShouldContain($"SELECT j.[serial] COLLATE {SqlServerSchema.SerialCollation} AS [serial]");
+        sql.ShouldContain("WHEN MATCHED AND s.[hello] = 1 THEN");
         sql.ShouldContain("WHEN NOT MATCHED BY TARGET THEN");
-        sql.ShouldContain("SELECT [id] FROM [dbo].[device] WHERE [serial] = @serial;");
+        sql.ShouldContain("SELECT d.[serial], d.[id]\nFROM [dbo].[device] AS d\nWHERE d.[serial] IN (");
+        sql.Split("MERGE ").Length.ShouldBe(2, "one statement registers the whole batch");
+    }
+
+    [Fact]
+    public void A_batch_goes_to_the_server_as_one_json_array_with_hello_texts_cut_to_their_columns()
+    {
+        string json = SqlServerReadingStore.RegistrationJson(
+        [
+            new("wrist-1", null),
+            new("wrist-\"2\"", new DeviceAnnouncement("biosensor", 4, new string('f', SqlServerSchema.FirmwareLength + 5), "hub-1")),
+            new("wrist-3", new DeviceAnnouncement(null, null, null, null)),
+        ]);
+
+        json.ShouldBe(
+            "[{\"s\":\"wrist-1\"}," +
+            $"{{\"s\":\"wrist-\\u00222\\u0022\",\"x\":1,\"k\":\"biosensor\",\"c\":4,\"f\":\"{new string('f', SqlServerSchema.FirmwareLength)}\",\"h\":\"hub-1\"}}," +
+            "{\"s\":\"wrist-3\",\"x\":1}]");
+        Should.Throw<ArgumentException>(() => SqlServerReadingStore.RegistrationJson([new(new string('s', SqlServerSchema.SerialLength + 1), null)]));
     }
 
     [Fact]
