@@ -351,7 +351,7 @@ public sealed class Archiver : IAsyncDisposable
     /// One worker's slice on an engine that moves a batch in one transaction (<see cref="IArchiveMoveEngine"/>), two
     /// batches in flight: as soon as batch k's delete statement has returned its rows (so its last key is known), batch
     /// k+1 is planned after that key and its move starts, while batch k's export is written, its rows copied into the
-    /// archive and its transaction committed. (The same shape as <see cref="RunSliceAsync"/>, but the next batch starts
+    /// archive and its transaction committed; with more than one worker, each keeps one batch in flight. (The same shape as <see cref="RunSliceAsync"/>, but the next batch starts
     /// when the rows are known rather than when they are exported.) The two never share a row (k+1 starts after k's last key) and each has its own journal entry and
     /// transaction, so a crash leaves at most two planned batches per slice, each resumed on its own.
     /// </summary>
@@ -400,6 +400,18 @@ public sealed class Archiver : IAsyncDisposable
 
                 cursor = lastKey;
                 previous = moving;
+                if (request.Threads > 1)
+                {
+                    // Several workers already keep the server busy: one batch in flight each (eight move transactions at once
+                    // on two cores made the server's own inserts wait up to 2 s; docs/archiver.md#speed).
+                    if (await previous is null)
+                    {
+                        previous = null;
+                        return;
+                    }
+
+                    previous = null;
+                }
             }
         }
         finally
