@@ -242,8 +242,17 @@ public sealed class Archiver : IAsyncDisposable
 
         if (summary.Failures.Count == 0)
         {
-            await Parallel.ForEachAsync(slices, Workers(request, cancellationToken),
-                async (slice, token) => await RunSliceAsync(runId, slice, cutoff, request, Of(slice.Kind), summary, token));
+            await Parallel.ForEachAsync(slices, Workers(request, cancellationToken), async (slice, token) =>
+            {
+                if (_engine is IArchiveMoveEngine)
+                {
+                    await RunSliceMovingAsync(runId, slice, cutoff, request, Of(slice.Kind), summary, token);
+                }
+                else
+                {
+                    await RunSliceAsync(runId, slice, cutoff, request, Of(slice.Kind), summary, token);
+                }
+            });
         }
 
         summary.Elapsed = stopwatch.Elapsed;
@@ -269,25 +278,7 @@ public sealed class Archiver : IAsyncDisposable
         {
             for (int sequence = 1; ; sequence++)
             {
-                string id = string.Create(CultureInfo.InvariantCulture,
-                    $"{runId}-{ReadingKinds.Name(slice.Kind)}-{SchemaScript.KeyStrategyName(_keys)}-s{slice.Number:D2}-{sequence:D5}");
-                var batch = new ArchiveBatch
-                {
-                    Id = id,
-                    RunId = runId,
-                    Kind = slice.Kind,
-                    Keys = _keys,
-                    Slice = slice.Number,
-                    SliceLow = slice.Low,
-                    SliceHigh = slice.High,
-                    Cursor = cursor,
-                    CutoffMicros = cutoff,
-                    BatchRows = request.BatchRows,
-                    State = BatchState.Planned,
-                    File = ExportFiles.DataPath(request.ExportDirectory, id, slice.Kind, request.Gzip),
-                };
-                await _engine.PlanAsync(batch, cancellationToken);
-                _pauses.Reach("planned", batch.Id);
+                var batch = await PlanAsync(runId, slice, sequence, cursor, cutoff, request, cancellationToken);
                 var exported = await GuardedAsync(batch, summary, async () => await ExportStageAsync(batch, cancellationToken));
                 if (finishing is not null)
                 {
@@ -330,6 +321,157 @@ public sealed class Archiver : IAsyncDisposable
         }
     }
 
+    /// <summary>Records the next batch of a slice as planned: the rows after <paramref name="cursor"/>.</summary>
+    private async Task<ArchiveBatch> PlanAsync(string runId, ArchiveSlice slice, int sequence, string? cursor, long cutoff, ArchiveRunRequest request,
+        CancellationToken cancellationToken)
+    {
+        string id = string.Create(CultureInfo.InvariantCulture,
+            $"{runId}-{ReadingKinds.Name(slice.Kind)}-{SchemaScript.KeyStrategyName(_keys)}-s{slice.Number:D2}-{sequence:D5}");
+        var batch = new ArchiveBatch
+        {
+            Id = id,
+            RunId = runId,
+            Kind = slice.Kind,
+            Keys = _keys,
+            Slice = slice.Number,
+            SliceLow = slice.Low,
+            SliceHigh = slice.High,
+            Cursor = cursor,
+            CutoffMicros = cutoff,
+            BatchRows = request.BatchRows,
+            State = BatchState.Planned,
+            File = ExportFiles.DataPath(request.ExportDirectory, id, slice.Kind, request.Gzip),
+        };
+        await _engine.PlanAsync(batch, cancellationToken);
+        _pauses.Reach("planned", batch.Id);
+        return batch;
+    }
+
+    /// <summary>
+    /// One worker's slice on an engine that moves a batch in one transaction (<see cref="IArchiveMoveEngine"/>), two
+    /// batches in flight: as soon as batch k's delete statement has returned its rows (so its last key is known), batch
+    /// k+1 is planned after that key and its move starts, while batch k's export is written, its rows copied into the
+    /// archive and its transaction committed; with more than one worker, each keeps one batch in flight. (The same shape as <see cref="RunSliceAsync"/>, but the next batch starts
+    /// when the rows are known rather than when they are exported.) The two never share a row (k+1 starts after k's last key) and each has its own journal entry and
+    /// transaction, so a crash leaves at most two planned batches per slice, each resumed on its own.
+    /// </summary>
+    private async Task RunSliceMovingAsync(string runId, ArchiveSlice slice, long cutoff, ArchiveRunRequest request, ArchiveKindSummary kindSummary,
+        ArchiveRunSummary summary, CancellationToken cancellationToken)
+    {
+        string? cursor = null;
+        Task<ArchiveBatch?>? previous = null;
+        try
+        {
+            for (int sequence = 1; ; sequence++)
+            {
+                var batch = await PlanAsync(runId, slice, sequence, cursor, cutoff, request, cancellationToken);
+                var selected = new TaskCompletionSource<(long Rows, string? LastKey)>(TaskCreationOptions.RunContinuationsAsynchronously);
+                var moving = GuardedAsync(batch, summary, async () => await MoveStageAsync(batch, selected, kindSummary, cancellationToken));
+                await Task.WhenAny(selected.Task, moving);
+                if (previous is not null)
+                {
+                    var finished = await previous;
+                    previous = null;
+                    if (finished is null)
+                    {
+                        // The previous batch failed (logged and counted); this one finishes, and the run stops here.
+                        await moving;
+                        return;
+                    }
+                }
+
+                if (!selected.Task.IsCompleted)
+                {
+                    // Failed before its rows were known (logged and counted): the journal keeps it planned for the next run.
+                    await moving;
+                    return;
+                }
+
+                var (rows, lastKey) = await selected.Task;
+                if (rows < request.BatchRows)
+                {
+                    if (await moving is not null && _logger.IsEnabled(LogLevel.Information))
+                    {
+                        ArchiveLog.SliceFinished(_logger, slice.ToString());
+                    }
+
+                    return;
+                }
+
+                cursor = lastKey;
+                previous = moving;
+                if (request.Threads > 1)
+                {
+                    // Several workers already keep the server busy: one batch in flight each (eight move transactions at once
+                    // on two cores made the server's own inserts wait up to 2 s; docs/archiver.md#speed).
+                    if (await previous is null)
+                    {
+                        previous = null;
+                        return;
+                    }
+
+                    previous = null;
+                }
+            }
+        }
+        finally
+        {
+            if (previous is not null)
+            {
+                await previous;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Planned → done through <see cref="IArchiveMoveEngine.MoveAsync"/>; <paramref name="selected"/> learns the batch's
+    /// row count and last key as soon as the rows are known. A batch with a key already in the archive goes the
+    /// step-by-step way (export, then insert skipping such keys, then delete).
+    /// </summary>
+    private async Task<ArchiveBatch?> MoveStageAsync(ArchiveBatch batch, TaskCompletionSource<(long Rows, string? LastKey)>? selected,
+        ArchiveKindSummary kindSummary, CancellationToken cancellationToken)
+    {
+        var mover = (IArchiveMoveEngine)_engine;
+        // Whatever an interrupted export of this batch left is discarded: nothing of it was moved yet.
+        ExportFiles.Discard(batch.File);
+        var move = await mover.MoveAsync(batch, rows =>
+        {
+            selected?.TrySetResult((rows.Count, rows[^1].KeyText(batch.Keys)));
+            return WriteExport(batch, rows);
+        }, cancellationToken);
+        switch (move.Outcome)
+        {
+            case ArchiveMoveOutcome.Empty:
+                selected?.TrySetResult((0, null));
+                await _engine.ForgetAsync(batch.Id, cancellationToken);
+                return move.Batch;
+            case ArchiveMoveOutcome.Conflict:
+                ArchiveMoveLog.Conflict(_logger, batch.Id, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive));
+                var exported = await ExportStageAsync(batch, cancellationToken);
+                selected?.TrySetResult(exported is { Batch: var b } ? (b.Rows, b.LastKey) : (0, null));
+                return exported is { Batch.Rows: > 0 } ? await FinishStageAsync(exported.Value.Batch, exported.Value.Rows, kindSummary, cancellationToken) : batch with { Rows = 0 };
+        }
+
+        var done = move.Batch;
+        ArchiverMetrics.Stage(done.Kind, ArchiverMetrics.ExportStage, TimeSpan.FromMilliseconds(move.StatementMilliseconds + move.ExportMilliseconds));
+        ArchiverMetrics.Stage(done.Kind, ArchiverMetrics.ArchiveStage, TimeSpan.FromMilliseconds(move.ArchiveMilliseconds));
+        ArchiverMetrics.Stage(done.Kind, ArchiverMetrics.DeleteStage, TimeSpan.FromMilliseconds(move.CommitMilliseconds));
+        ArchiverMetrics.Moved(done.Kind, done.Rows);
+        if (_logger.IsEnabled(LogLevel.Information))
+        {
+            ArchiveLog.Exported(_logger, done.Id, done.Rows, done.FirstKey, done.LastKey, done.File, move.ExportMilliseconds, move.StatementMilliseconds);
+            ArchiveMoveLog.Moved(_logger, done.Id, done.Rows, ReadingTables.TableName(done.Kind, done.Keys, StorageTier.Hot),
+                ReadingTables.TableName(done.Kind, done.Keys, StorageTier.Archive), move.TotalMilliseconds, move.StatementMilliseconds, move.ExportMilliseconds,
+                move.ArchiveMilliseconds, move.CommitMilliseconds);
+        }
+
+        kindSummary.AddInserted(done.Rows);
+        kindSummary.AddBatch(done.Rows);
+        Interlocked.Add(ref _progress, done.Rows);
+        _pauses.Reach("done", done.Id);
+        return done;
+    }
+
     /// <summary>Runs one stage of a batch; null when it failed (logged and added to the summary's failures; the journal keeps the batch for the next run).</summary>
     private async Task<T?> GuardedAsync<T>(ArchiveBatch batch, ArchiveRunSummary summary, Func<Task<T>> stage)
     {
@@ -354,6 +496,11 @@ public sealed class Archiver : IAsyncDisposable
     private async Task<ArchiveBatch?> AdvanceAsync(ArchiveBatch batch, ArchiveKindSummary kindSummary, CancellationToken cancellationToken)
     {
         List<ArchiveRow>? rows = null;
+        if (batch.State == BatchState.Planned && _engine is IArchiveMoveEngine)
+        {
+            return await MoveStageAsync(batch, selected: null, kindSummary, cancellationToken);
+        }
+
         if (batch.State == BatchState.Planned)
         {
             if (await ExportStageAsync(batch, cancellationToken) is not { Batch.Rows: > 0 } exported)
@@ -381,6 +528,17 @@ public sealed class Archiver : IAsyncDisposable
             return (batch with { Rows = 0 }, rows);
         }
 
+        batch = WriteExport(batch, rows);
+        await _engine.SetStateAsync(batch, cancellationToken);
+        ArchiverMetrics.Stage(batch.Kind, ArchiverMetrics.ExportStage, stopwatch.Elapsed);
+        ArchiveLog.Exported(_logger, batch.Id, rows.Count, batch.FirstKey, batch.LastKey, batch.File, stopwatch.ElapsedMilliseconds, selectMs);
+        _pauses.Reach("exported", batch.Id);
+        return (batch, rows);
+    }
+
+    /// <summary>Writes the rows' export and its manifest (each synced, then renamed into place); returns the batch as exported, with its rows, keys and SHA-256.</summary>
+    private ArchiveBatch WriteExport(ArchiveBatch batch, List<ArchiveRow> rows)
+    {
         bool fileGzip = ArchiveCsv.IsGzip(batch.File);
         int half = rows.Count / 2;
         string sha = ExportFiles.WriteData(batch.File, rows, batch.Kind, batch.Keys, fileGzip,
@@ -396,12 +554,7 @@ public sealed class Archiver : IAsyncDisposable
         string last = rows[^1].KeyText(batch.Keys);
         ExportFiles.WriteManifest(batch.File, ExportFiles.Manifest(batch, batch.File, fileGzip, rows.Count, first, last, sha));
         _pauses.Reach("manifest-written", batch.Id);
-        batch = batch with { State = BatchState.Exported, Rows = rows.Count, FirstKey = first, LastKey = last, Sha256 = sha };
-        await _engine.SetStateAsync(batch, cancellationToken);
-        ArchiverMetrics.Stage(batch.Kind, ArchiverMetrics.ExportStage, stopwatch.Elapsed);
-        ArchiveLog.Exported(_logger, batch.Id, rows.Count, first, last, batch.File, stopwatch.ElapsedMilliseconds, selectMs);
-        _pauses.Reach("exported", batch.Id);
-        return (batch, rows);
+        return batch with { State = BatchState.Exported, Rows = rows.Count, FirstKey = first, LastKey = last, Sha256 = sha };
     }
 
     /// <summary>
