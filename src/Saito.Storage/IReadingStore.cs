@@ -65,6 +65,14 @@ public interface IReadingStore : IAsyncDisposable
 
     /// <summary>Whether an error from this database is worth retrying (connection lost, deadlock, timeout, busy).</summary>
     bool IsTransient(Exception exception);
+
+    /// <summary>
+    /// The database was lost (a write failed with a transient error): idle pooled connections are dropped, so that the
+    /// first query after it comes back (a dashboard, /health) opens a fresh one instead of failing once on a dead one.
+    /// </summary>
+    void ConnectionsLost()
+    {
+    }
 }
 
 /// <summary>A device to register (<see cref="IReadingStore.RegisterDevicesAsync"/>): its serial, and its hello if it sent one.</summary>

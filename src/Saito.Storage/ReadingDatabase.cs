@@ -68,6 +68,11 @@ public abstract partial class ReadingDatabase : IReadingStore
 
     public abstract bool IsTransient(Exception exception);
 
+    /// <inheritdoc cref="IReadingStore.ConnectionsLost"/>
+    public virtual void ConnectionsLost()
+    {
+    }
+
     public abstract ValueTask DisposeAsync();
 
     /// <summary>Where a tier's tables are (SQLite: a file each; the servers: one database).</summary>

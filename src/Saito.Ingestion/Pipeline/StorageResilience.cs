@@ -34,6 +34,12 @@ public sealed partial class StorageResilience
                 OnRetry = args =>
                 {
                     var error = args.Outcome.Exception;
+                    if (args.AttemptNumber == 0)
+                    {
+                        // Whatever the pools hold idle may be dead too (PostgreSQL restarted); queries must not get it.
+                        store.ConnectionsLost();
+                    }
+
                     health.MarkFailing(timeProvider.GetUtcNow(), error?.Message ?? "unknown error");
                     metrics.WriteRetried();
                     if (args.AttemptNumber < 3 || args.AttemptNumber % 20 == 0)

@@ -79,6 +79,14 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
 
     private protected override DbDataSource Source(StorageTier tier) => _queries;
 
+    /// <summary>Closes idle connections of the writes' and queries' pools, and of the registry's (Npgsql's connection-string pools).</summary>
+    public override void ConnectionsLost()
+    {
+        _dataSource.Clear();
+        _queries.Clear();
+        NpgsqlConnection.ClearAllPools();
+    }
+
     private protected override async ValueTask<DbConnection> OpenWriterAsync(CancellationToken cancellationToken) =>
         await _dataSource.OpenConnectionAsync(cancellationToken);
 

@@ -213,6 +213,9 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     /// <inheritdoc cref="SqlServerErrors.IsTransient(Exception?)"/>
     public override bool IsTransient(Exception exception) => SqlServerErrors.IsTransient(exception);
 
+    /// <summary>Closes idle connections of every SqlClient pool (writes, queries, registry: each pool is a connection string).</summary>
+    public override void ConnectionsLost() => Microsoft.Data.SqlClient.SqlConnection.ClearAllPools();
+
     /// <summary>Little to release: connections go back to SqlClient's pools when each call ends.</summary>
     public override async ValueTask DisposeAsync()
     {
