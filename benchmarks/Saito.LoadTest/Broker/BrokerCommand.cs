@@ -34,6 +34,7 @@ internal static class BrokerCommand
         var command = new Command("broker", "Many publishers at QoS 1 into the broker, one subscriber on '#': Saito against Mosquitto on this machine.")
         {
             publishers, messages, payload, qos, inflight, version, target, rounds, outDir, endpoint, rate, unlimited, warmup, timeout,
+            Idle.IdleCommand.Create(),
         };
         command.SetAction(async (parse, token) =>
         {

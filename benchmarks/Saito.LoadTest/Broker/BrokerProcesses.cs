@@ -22,6 +22,20 @@ internal sealed class BrokerProcess : IAsyncDisposable
     public string Name { get; }
     public int Port { get; }
 
+    /// <summary>Resident set size of the broker process now, in KiB (VmRSS in /proc).</summary>
+    public long RssKb()
+    {
+        foreach (var line in File.ReadLines($"/proc/{_process.Id}/status"))
+        {
+            if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+            {
+                return long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture);
+            }
+        }
+
+        throw new InvalidOperationException("No VmRSS for the broker process");
+    }
+
     /// <summary>User + system CPU seconds the broker process has used so far.</summary>
     public double CpuSeconds()
     {
