@@ -26,17 +26,22 @@ internal static class BrokerCommand
         var rounds = new Option<int>("--rounds") { Description = "Alternating rounds per broker; the best round of each is reported", DefaultValueFactory = _ => 1 };
         var outDir = new Option<string?>("--out") { Description = "Folder for results.json" };
         var endpoint = new Option<string?>("--endpoint") { Description = "host:port of an already running broker to drive instead (for profiling); --target names it" };
+        var rate = new Option<double>("--rate") { Description = "Messages per second offered by all publishers together (open loop); 0: as fast as acknowledgements allow", DefaultValueFactory = _ => 0 };
+        var unlimited = new Option<bool>("--unlimited-queues") { Description = "No limit on the subscriber's queue in either broker (nothing dropped); otherwise both on their defaults" };
+        var warmup = new Option<int>("--warmup") { Description = "Messages per publisher sent first and not measured (JIT and tiered compilation settle; the same for both brokers)", DefaultValueFactory = _ => 5_000 };
         var timeout = new Option<int>("--timeout") { Description = "Seconds before a round is abandoned", DefaultValueFactory = _ => 300 };
 
         var command = new Command("broker", "Many publishers at QoS 1 into the broker, one subscriber on '#': Saito against Mosquitto on this machine.")
         {
-            publishers, messages, payload, qos, inflight, version, target, rounds, outDir, endpoint, timeout,
+            publishers, messages, payload, qos, inflight, version, target, rounds, outDir, endpoint, rate, unlimited, warmup, timeout,
+            Idle.IdleCommand.Create(),
         };
         command.SetAction(async (parse, token) =>
         {
             var settings = new BrokerLoadSettings(
                 parse.GetValue(publishers), parse.GetValue(messages), parse.GetValue(payload), (MqttQoS)parse.GetValue(qos), parse.GetValue(inflight),
-                parse.GetValue(version) is "5" or "5.0" ? MqttProtocolVersion.V500 : MqttProtocolVersion.V311, TimeSpan.FromSeconds(parse.GetValue(timeout)));
+                parse.GetValue(version) is "5" or "5.0" ? MqttProtocolVersion.V500 : MqttProtocolVersion.V311, TimeSpan.FromSeconds(parse.GetValue(timeout)),
+                parse.GetValue(rate), parse.GetValue(unlimited));
             string which = parse.GetValue(target)!;
             string[] targets = which == "both" ? ["saito", "mosquitto"] : [which];
             var results = new List<BrokerLoadResult>();
@@ -44,7 +49,7 @@ internal static class BrokerCommand
             {
                 foreach (var name in targets)
                 {
-                    results.Add(await RunOneAsync(name, parse.GetValue(endpoint), settings, token));
+                    results.Add(await RunOneAsync(name, parse.GetValue(endpoint), settings, parse.GetValue(warmup), token));
                 }
             }
 
@@ -60,7 +65,7 @@ internal static class BrokerCommand
         return command;
     }
 
-    private static async Task<BrokerLoadResult> RunOneAsync(string name, string? endpoint, BrokerLoadSettings settings, CancellationToken token)
+    private static async Task<BrokerLoadResult> RunOneAsync(string name, string? endpoint, BrokerLoadSettings settings, int warmup, CancellationToken token)
     {
         if (endpoint is not null)
         {
@@ -70,10 +75,15 @@ internal static class BrokerCommand
 
         await using var broker = name switch
         {
-            "saito" => await BrokerProcess.StartSaitoAsync(settings.Inflight),
-            "mosquitto" => await BrokerProcess.StartMosquittoAsync(settings.Inflight),
+            "saito" => await BrokerProcess.StartSaitoAsync(settings.Inflight, settings.UnlimitedQueues),
+            "mosquitto" => await BrokerProcess.StartMosquittoAsync(settings.Inflight, settings.UnlimitedQueues),
             _ => throw new ArgumentException($"Unknown target '{name}' (saito, mosquitto or both)"),
         };
+        if (warmup > 0)
+        {
+            await BrokerLoad.RunAsync(name, "127.0.0.1", broker.Port, settings with { MessagesPerPublisher = warmup }, null, null, token);
+        }
+
         long total = (long)settings.Publishers * settings.MessagesPerPublisher;
         BrokerLoadResult? result = null;
         await AnsiConsole.Progress()
@@ -90,11 +100,12 @@ internal static class BrokerCommand
 
     private static void Report(List<BrokerLoadResult> results, BrokerLoadSettings s)
     {
-        AnsiConsole.MarkupLine($"[bold]{s.Publishers} publishers x {s.MessagesPerPublisher:N0} messages, {s.PayloadBytes} B, QoS {(int)s.QoS}, MQTT {(s.Version == MqttProtocolVersion.V500 ? "5.0" : "3.1.1")}, inflight {s.Inflight}, one subscriber on '#'[/]");
-        var table = new Table().AddColumns("broker", "delivered", "msg/s", "ack p50 ms", "ack p99 ms", "ack max ms", "e2e p50 ms", "e2e p99 ms", "broker CPU (cores)");
+        AnsiConsole.MarkupLine($"[bold]{s.Publishers} publishers x {s.MessagesPerPublisher:N0} messages, {s.PayloadBytes} B, QoS {(int)s.QoS}, MQTT {(s.Version == MqttProtocolVersion.V500 ? "5.0" : "3.1.1")}, inflight {s.Inflight}, one subscriber on '#', " +
+            $"{(s.Rate > 0 ? $"offered {s.Rate:N0} msg/s" : "closed loop")}, {(s.UnlimitedQueues ? "unlimited queues" : "default queues")}[/]");
+        var table = new Table().AddColumns("broker", "delivered", "accepted msg/s", "delivered msg/s", "ack p50 ms", "ack p99 ms", "ack max ms", "e2e p50 ms", "e2e p99 ms", "broker CPU (cores)");
         foreach (var r in results)
         {
-            table.AddRow(r.Broker, $"{r.Delivered:N0}/{r.Published:N0}", F(r.DeliveredPerSecond, "N0"), F(r.AckP50Ms), F(r.AckP99Ms), F(r.AckMaxMs),
+            table.AddRow(r.Broker, $"{r.Delivered:N0}/{r.Published:N0}", F(r.AcceptedPerSecond, "N0"), F(r.DeliveredPerSecond, "N0"), F(r.AckP50Ms), F(r.AckP99Ms), F(r.AckMaxMs),
                 F(r.EndToEndP50Ms), F(r.EndToEndP99Ms), F(r.BrokerCores));
         }
 
@@ -120,6 +131,9 @@ internal static class BrokerCommand
         qos = (int)r.Settings.QoS,
         mqtt = r.Settings.Version == MqttProtocolVersion.V500 ? "5.0" : "3.1.1",
         inflight = r.Settings.Inflight,
+        offered_rate = r.Settings.Rate,
+        unlimited_queues = r.Settings.UnlimitedQueues,
+        accepted_per_s = r.AcceptedPerSecond,
         published = r.Published,
         delivered = r.Delivered,
         seconds = r.Seconds,

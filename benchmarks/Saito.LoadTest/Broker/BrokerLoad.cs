@@ -6,13 +6,22 @@ using Saito.Mqtt.Packets;
 
 namespace Saito.LoadTest.Broker;
 
-internal sealed record BrokerLoadSettings(int Publishers, int MessagesPerPublisher, int PayloadBytes, MqttQoS QoS, int Inflight, MqttProtocolVersion Version, TimeSpan Timeout);
+/// <summary>
+/// One load: <c>Rate</c> is messages per second offered by all publishers together (open loop), 0 as fast as
+/// acknowledgements allow (closed loop); <c>UnlimitedQueues</c> starts the brokers with no limit on a subscriber's queue
+/// (nothing dropped), otherwise each runs on its defaults.
+/// </summary>
+internal sealed record BrokerLoadSettings(int Publishers, int MessagesPerPublisher, int PayloadBytes, MqttQoS QoS, int Inflight, MqttProtocolVersion Version, TimeSpan Timeout,
+    double Rate = 0, bool UnlimitedQueues = false);
 
 internal sealed record BrokerLoadResult(
     string Broker, BrokerLoadSettings Settings, long Published, long Delivered, double Seconds,
-    double AckP50Ms, double AckP99Ms, double AckMaxMs, double EndToEndP50Ms, double EndToEndP99Ms, double BrokerCores)
+    double AckP50Ms, double AckP99Ms, double AckMaxMs, double EndToEndP50Ms, double EndToEndP99Ms, double BrokerCores, double PublishSeconds = double.NaN)
 {
     public double DeliveredPerSecond => Delivered / Seconds;
+
+    /// <summary>Publishes acknowledged per second, over the time the publishers took.</summary>
+    public double AcceptedPerSecond => Published / PublishSeconds;
 }
 
 /// <summary>
@@ -103,26 +112,49 @@ internal static class BrokerLoad
             ackLatencies[i] = await PublishAsync(connection, $"{topicRoot}/hub{i}/device/biosensor", settings, () => Interlocked.Increment(ref published), timeout.Token);
         }, timeout.Token)).ToList();
 
+        double seconds;
+        double publishedIn;
         using (var ticker = new PeriodicTimer(TimeSpan.FromMilliseconds(250)))
         {
-            var done = Task.WhenAll(Task.WhenAll(publishing), all.Task);
+            var publishingDone = Task.WhenAll(publishing);
+            var publishSeconds = publishingDone.ContinueWith(_ => clock.Elapsed.TotalSeconds, CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            var done = Task.WhenAll(publishingDone, all.Task);
+            long lastDelivered = -1;
+            long quietSince = 0;
             while (!done.IsCompleted)
             {
                 await Task.WhenAny(done, ticker.WaitForNextTickAsync(timeout.Token).AsTask());
-                progress?.Invoke(Interlocked.Read(ref published), Interlocked.Read(ref delivered));
-                if (timeout.IsCancellationRequested)
+                long now = Interlocked.Read(ref delivered);
+                progress?.Invoke(Interlocked.Read(ref published), now);
+                if (timeout.IsCancellationRequested || publishingDone.IsFaulted)
                 {
                     break;
                 }
+
+                // A broker that dropped messages never delivers them all: once publishing is over, two seconds without a
+                // delivery end the round.
+                if (publishingDone.IsCompleted && now == lastDelivered && Stopwatch.GetElapsedTime(quietSince).TotalSeconds >= 2)
+                {
+                    break;
+                }
+
+                if (now != lastDelivered)
+                {
+                    lastDelivered = now;
+                    quietSince = Stopwatch.GetTimestamp();
+                }
             }
 
-            if (done.IsFaulted)
+            if (publishingDone.IsFaulted)
             {
-                await done;
+                await publishingDone;
             }
+
+            publishedIn = publishSeconds.IsCompleted ? await publishSeconds : double.NaN;
+            seconds = Math.Max(clock.Elapsed.TotalSeconds - (all.Task.IsCompleted ? 0 : Stopwatch.GetElapsedTime(quietSince).TotalSeconds), 0.001);
         }
 
-        double seconds = clock.Elapsed.TotalSeconds;
         double cpuAfter = brokerCpuSeconds?.Invoke() ?? 0;
         foreach (var connection in publishers)
         {
@@ -134,7 +166,7 @@ internal static class BrokerLoad
         var e2e = endToEnd.AsSpan(0, (int)count).ToArray();
         return new BrokerLoadResult(name, settings, Interlocked.Read(ref published), Interlocked.Read(ref delivered), seconds,
             Percentile(acks, 0.50), Percentile(acks, 0.99), Percentile(acks, 1.0), Percentile(e2e, 0.50), Percentile(e2e, 0.99),
-            brokerCpuSeconds is null ? double.NaN : (cpuAfter - cpuBefore) / seconds);
+            brokerCpuSeconds is null ? double.NaN : (cpuAfter - cpuBefore) / seconds, publishedIn);
     }
 
     private static async Task<long[]> PublishAsync(LoadConnection connection, string topic, BrokerLoadSettings settings, Func<long> onAck, CancellationToken token)
@@ -181,12 +213,26 @@ internal static class BrokerLoad
         }
 
         var payload = new byte[Math.Max(8, settings.PayloadBytes)];
+        double perSecond = settings.Rate / settings.Publishers;
+        long start = Stopwatch.GetTimestamp();
         int next = 0;
         while (next < count)
         {
+            int due = count;
+            if (perSecond > 0)
+            {
+                // Open loop: send what the schedule says is due by now (the window still caps what is unacknowledged).
+                due = (int)Math.Min(count, Stopwatch.GetElapsedTime(start).TotalSeconds * perSecond);
+                if (due <= next)
+                {
+                    await Task.Delay(1, token);
+                    continue;
+                }
+            }
+
             await window.WaitAsync(token);
             int batch = 1;
-            while (batch < 64 && next + batch < count && window.CurrentCount > 0 && await window.WaitAsync(0, token))
+            while (batch < 64 && next + batch < due && window.CurrentCount > 0 && await window.WaitAsync(0, token))
             {
                 batch++;
             }

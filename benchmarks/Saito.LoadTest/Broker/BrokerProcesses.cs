@@ -23,6 +23,20 @@ internal sealed class BrokerProcess : IAsyncDisposable
     public int Port { get; }
     public int Pid => _process.Id;
 
+    /// <summary>Resident set size of the broker process now, in KiB (VmRSS in /proc).</summary>
+    public long RssKb()
+    {
+        foreach (var line in File.ReadLines($"/proc/{_process.Id}/status"))
+        {
+            if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+            {
+                return long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), System.Globalization.CultureInfo.InvariantCulture);
+            }
+        }
+
+        throw new InvalidOperationException("No VmRSS for the broker process");
+    }
+
     /// <summary>User + system CPU seconds the broker process has used so far.</summary>
     public double CpuSeconds()
     {
@@ -30,7 +44,7 @@ internal sealed class BrokerProcess : IAsyncDisposable
         return _process.TotalProcessorTime.TotalSeconds;
     }
 
-    public static async Task<BrokerProcess> StartMosquittoAsync(int inflight, string binary = "/usr/sbin/mosquitto")
+    public static async Task<BrokerProcess> StartMosquittoAsync(int inflight, bool unlimitedQueue, string binary = "/usr/sbin/mosquitto")
     {
         if (!File.Exists(binary))
         {
@@ -46,7 +60,7 @@ internal sealed class BrokerProcess : IAsyncDisposable
             allow_anonymous true
             persistence false
             max_inflight_messages {inflight}
-            max_queued_messages 10000000
+            max_queued_messages {(unlimitedQueue ? 10_000_000 : 1000)}
             log_dest none
             """);
         var process = Start(binary, ["-c", config]);
@@ -54,13 +68,14 @@ internal sealed class BrokerProcess : IAsyncDisposable
         return new BrokerProcess("mosquitto", process, port, dir);
     }
 
-    public static async Task<BrokerProcess> StartSaitoAsync(int inflight)
+    public static async Task<BrokerProcess> StartSaitoAsync(int inflight, bool unlimitedQueue)
     {
+        string[] queue = unlimitedQueue ? ["--Mqtt:MaxQueuedMessages=10000000", "--Mqtt:MaxQueuedBytesPerSession=10000000000"] : [];
         string dll = LocalServers.SaitoServerDll();
         int port = FreePort.Next();
         int http = FreePort.Next();
         var process = Start("dotnet", [dll, $"--urls=http://127.0.0.1:{http}", "--Mqtt:BindAddress=127.0.0.1", $"--Mqtt:Port={port}",
-            $"--Mqtt:MaxInflightMessages={inflight}", "--Mqtt:MaxQueuedMessages=10000000", "--Logging:LogLevel:Default=Warning",
+            $"--Mqtt:MaxInflightMessages={inflight}", .. queue, "--Logging:LogLevel:Default=Warning",
             // The load's topics (load/...) are not Saito reading topics, so nothing is stored; the folder keeps the empty
             // SQLite files out of the working directory.
             $"--Storage:HotPath={Path.Combine(Path.GetTempPath(), "saito-loadtest", "hot")}",

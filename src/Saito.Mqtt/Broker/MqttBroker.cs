@@ -19,6 +19,9 @@ public sealed partial class MqttBroker : BackgroundService
 {
     private static readonly TimeSpan HousekeepingPeriod = TimeSpan.FromMilliseconds(200);
 
+    /// <summary>A subscriber whose queue stays full is logged about at most this often (the count of drops is in every line).</summary>
+    internal static readonly TimeSpan DropLogInterval = TimeSpan.FromSeconds(10);
+
     [ThreadStatic]
     private static List<Subscriber>? t_matches;
 
@@ -48,6 +51,7 @@ public sealed partial class MqttBroker : BackgroundService
         _authenticator = authenticators.LastOrDefault();
         _authorizer = authorizers.LastOrDefault();
         _sessions = new MqttSessionStore(Options, metrics, _tree, logger);
+        metrics.ObserveSubscriberDrops(_sessions.Drops);
         _retained = new MqttRetainedMessageStore(Options, metrics);
         _wills = new MqttWills(this, logger);
     }
@@ -72,6 +76,9 @@ public sealed partial class MqttBroker : BackgroundService
 
     /// <summary>Sessions kept (connected or waiting for their client).</summary>
     internal int Sessions => _sessions.Count;
+
+    /// <summary>The queue of <paramref name="clientId"/>'s session: messages, bytes as bounded, messages dropped; null without a session.</summary>
+    internal (int Messages, long Bytes, long Dropped)? QueueOf(string clientId) => _sessions.QueueOf(clientId);
 
     /// <summary>Serves one connection until it closes. Never throws for anything the peer sends.</summary>
     public async Task RunConnectionAsync(IDuplexPipe transport, MqttConnectionInfo info)
@@ -392,25 +399,43 @@ public sealed partial class MqttBroker : BackgroundService
         Enqueue(session, new OutboundMessage(message, qos, retainAsPublished && message.Retain, ids));
     }
 
+    /// <summary>
+    /// Queues a message for a session. A full queue (<see cref="MqttBrokerOptions.MaxQueuedMessages"/> or
+    /// <see cref="MqttBrokerOptions.MaxQueuedBytesPerSession"/>) drops the new message: counted per cause and per session
+    /// (<c>saito.mqtt.subscriber.dropped</c>), and logged at most once per <see cref="DropLogInterval"/> per session.
+    /// The publisher is never held back by a subscriber (docs/mqtt.md, "A slow subscriber").
+    /// </summary>
     private void Enqueue(MqttSession session, OutboundMessage outbound)
     {
+        long size = MqttSession.QueuedSize(outbound.Message);
+        long droppedSinceLog;
+        long droppedTotal;
         lock (session.Sync)
         {
-            bool bytesFull = session.QueuedBytes > 0 && session.QueuedBytes + outbound.Message.Payload.Length > Options.MaxQueuedBytesPerSession;
-            if (session.Queue.Count >= Options.MaxQueuedMessages || bytesFull)
+            bool bytesFull = session.QueuedBytes > 0 && session.QueuedBytes + size > Options.MaxQueuedBytesPerSession;
+            if (session.Queue.Count < Options.MaxQueuedMessages && !bytesFull)
             {
-                session.Dropped++;
-                Metrics.Dropped(bytesFull ? "queue_bytes_full" : "queue_full");
-                if (session.Dropped == 1 || session.Dropped % 10_000 == 0)
-                {
-                    LogQueueFull(session.ClientId, Options.MaxQueuedMessages, session.Dropped);
-                }
-
-                return;
+                session.Queue.Enqueue(outbound);
+                session.QueuedBytes += size;
+                droppedSinceLog = 0;
+                droppedTotal = 0;
             }
+            else
+            {
+                Metrics.Dropped(bytesFull ? "queue_bytes_full" : "queue_full");
+                droppedSinceLog = session.RecordDrop(Environment.TickCount64, (long)DropLogInterval.TotalMilliseconds);
+                droppedTotal = session.Dropped;
+                if (droppedSinceLog == 0)
+                {
+                    return;
+                }
+            }
+        }
 
-            session.Queue.Enqueue(outbound);
-            session.QueuedBytes += outbound.Message.Payload.Length;
+        if (droppedTotal > 0)
+        {
+            LogQueueFull(LogText.Safe(session.ClientId), Options.MaxQueuedMessages, Options.MaxQueuedBytesPerSession, droppedSinceLog, droppedTotal);
+            return;
         }
 
         session.Connection?.Signal();
@@ -482,8 +507,9 @@ public sealed partial class MqttBroker : BackgroundService
         base.Dispose();
     }
 
-    [LoggerMessage(1012, LogLevel.Warning, "Queue of {ClientId} is full ({Limit} messages): new messages for it are dropped ({Dropped} so far)")]
-    private partial void LogQueueFull(string clientId, int limit, long dropped);
+    [LoggerMessage(1012, LogLevel.Warning,
+        "Queue of {ClientId} is full (Mqtt:MaxQueuedMessages {Limit}, Mqtt:MaxQueuedBytesPerSession {LimitBytes}): {Dropped} new messages for it dropped since the last report, {Total} in all; it reads slower than messages arrive")]
+    private partial void LogQueueFull(string clientId, int limit, long limitBytes, long dropped, long total);
 
     [LoggerMessage(1013, LogLevel.Information, "Connection from {Remote} sent no CONNECT in time; closed")]
     private partial void LogConnectTimeout(string? remote);

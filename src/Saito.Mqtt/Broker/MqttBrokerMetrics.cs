@@ -60,6 +60,15 @@ public sealed class MqttBrokerMetrics : IDisposable
             advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = s_secondsBuckets });
     }
 
+    /// <summary>
+    /// Registers <c>saito.mqtt.subscriber.dropped</c>: messages dropped for each session whose queue overflowed, by
+    /// <c>client_id</c>. Only sessions that dropped something appear, so the series are the slow subscribers, not every hub.
+    /// </summary>
+    internal void ObserveSubscriberDrops(Func<List<(string ClientId, long Dropped)>> drops) =>
+        _meter.CreateObservableCounter("saito.mqtt.subscriber.dropped",
+            () => drops().Select(d => new Measurement<long>(d.Dropped, new KeyValuePair<string, object?>("client_id", d.ClientId))),
+            "{message}", "Messages dropped for one subscriber because its queue was full (Mqtt:MaxQueuedMessages, Mqtt:MaxQueuedBytesPerSession), by client id");
+
     /// <summary>Publishes and subscriptions refused by the topic ACL since start.</summary>
     internal long DeniedTotal => Interlocked.Read(ref _deniedTotal);
 

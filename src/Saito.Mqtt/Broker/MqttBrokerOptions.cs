@@ -93,7 +93,10 @@ public sealed class MqttBrokerOptions
     [Range(1024, int.MaxValue)]
     public int MaxPendingBytesPerClient { get; set; } = 8 * 1024 * 1024;
 
-    /// <summary>Payload bytes queued for one session (beside <see cref="MaxQueuedMessages"/>); past it new messages for that session are dropped and counted.</summary>
+    /// <summary>
+    /// Bytes queued for one session (beside <see cref="MaxQueuedMessages"/>), counting payload, topic and 64 B of bookkeeping
+    /// per message; past it new messages for that session are dropped, counted for it and logged. Publishers are not slowed.
+    /// </summary>
     [Range(1024, long.MaxValue)]
     public long MaxQueuedBytesPerSession { get; set; } = 16 * 1024 * 1024;
 

@@ -94,7 +94,7 @@ internal sealed partial class MqttServerConnection
         await EnqueueAckAsync(pending, token);
         if (hook is null)
         {
-            Complete(pending, MqttPublishVerdict.Accepted);
+            Complete(pending, MqttPublishVerdict.Accepted, onReadLoop: true);
             return;
         }
 
@@ -118,13 +118,13 @@ internal sealed partial class MqttServerConnection
         catch (Exception ex) when (ex is not OperationCanceledException)
         {
             Log.HookFailed(_logger, LogId, LogText.Safe(topic), ex);
-            Complete(pending, MqttPublishVerdict.Failed(MqttReasonCode.UnspecifiedError, "publish hook failed"));
+            Complete(pending, MqttPublishVerdict.Failed(MqttReasonCode.UnspecifiedError, "publish hook failed"), onReadLoop: true);
             return;
         }
 
         if (verdict.IsCompletedSuccessfully)
         {
-            Complete(pending, verdict.Result);
+            Complete(pending, verdict.Result, onReadLoop: true);
         }
         else
         {
@@ -148,7 +148,8 @@ internal sealed partial class MqttServerConnection
         Complete(pending, result);
     }
 
-    private void Complete(PendingAck pending, MqttPublishVerdict verdict)
+    /// <summary>Records the verdict; the acknowledgement goes out inline after the read (<paramref name="onReadLoop"/>) or from the send loop.</summary>
+    private void Complete(PendingAck pending, MqttPublishVerdict verdict, bool onReadLoop = false)
     {
         pending.Verdict = verdict;
         pending.Done = true;
@@ -171,7 +172,14 @@ internal sealed partial class MqttServerConnection
             completion.TrySetResult(verdict);
         }
 
-        Signal();
+        if (onReadLoop)
+        {
+            _sendWanted = true;
+        }
+        else
+        {
+            Signal();
+        }
     }
 
     /// <summary>Completes <paramref name="follower"/> with the first copy's verdict when it lands (a completion source never faults here).</summary>
@@ -275,7 +283,7 @@ internal sealed partial class MqttServerConnection
                     }
                 }
 
-                Signal();
+                _sendWanted = true;
                 break;
             case MqttPacketType.PubRec:
                 bool known;
@@ -328,7 +336,7 @@ internal sealed partial class MqttServerConnection
                     }
                 }
 
-                Signal();
+                _sendWanted = true;
                 break;
         }
     }

@@ -25,36 +25,50 @@ internal sealed partial class MqttServerConnection
             {
                 bool wrote = false;
                 bool finished = false;
-                while (_control.Reader.TryRead(out var packet))
+                if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
                 {
-                    int size = MqttPacketEncoder.Encode(output, packet, Version);
-                    _broker.Metrics.PacketSent(size);
-                    wrote = true;
-                    if (packet is DisconnectPacket || (packet is ConnAckPacket { ReasonCode: not 0 }))
-                    {
-                        finished = true;
-                        break;
-                    }
+                    // The read loop is writing inline; it wakes this loop when it is done.
+                    await _signal.Reader.ReadAsync(token);
+                    continue;
                 }
 
-                if (!finished && _connected && Volatile.Read(ref _closing) == 0)
+                try
                 {
-                    if (!WriteReadyAcks(output, ref wrote))
+                    while (_control.Reader.TryRead(out var packet))
                     {
-                        finished = true;
+                        int size = MqttPacketEncoder.Encode(output, packet, Version);
+                        _broker.Metrics.PacketSent(size);
+                        wrote = true;
+                        if (packet is DisconnectPacket || (packet is ConnAckPacket { ReasonCode: not 0 }))
+                        {
+                            finished = true;
+                            break;
+                        }
                     }
 
-                    wrote |= _resendInflight && ResendInflight(output);
-                    wrote |= WriteQueuedMessages(output);
+                    if (!finished && _connected && Volatile.Read(ref _closing) == 0)
+                    {
+                        if (!WriteReadyAcks(output, ref wrote))
+                        {
+                            finished = true;
+                        }
+
+                        wrote |= _resendInflight && ResendInflight(output);
+                        wrote |= WriteQueuedMessages(output);
+                    }
+
+                    if (wrote)
+                    {
+                        var flush = await output.FlushAsync(token);
+                        if (flush.IsCompleted || flush.IsCanceled)
+                        {
+                            return;
+                        }
+                    }
                 }
-
-                if (wrote)
+                finally
                 {
-                    var flush = await output.FlushAsync(token);
-                    if (flush.IsCompleted || flush.IsCanceled)
-                    {
-                        return;
-                    }
+                    Volatile.Write(ref _writing, 0);
                 }
 
                 if (finished || (_control.Reader.Completion.IsCompleted && Volatile.Read(ref _closing) != 0))
@@ -79,6 +93,51 @@ internal sealed partial class MqttServerConnection
             Log.TransportFailed(_logger, RemoteName, LogId, ex.Message);
             await _closed.CancelAsync();
         }
+    }
+
+    /// <summary>
+    /// Called by the read loop once a read's packets are handled: writes the acknowledgements that are ready and the
+    /// messages the window has room for on this thread, instead of waking the send loop (a thread hop per read, which on a
+    /// busy machine is most of a subscriber's round trip). Only when the send loop is not writing and no control packet
+    /// waits (those keep their order in the send loop); otherwise the send loop is woken as before.
+    /// </summary>
+    private async ValueTask WriteInlineAsync(CancellationToken token)
+    {
+        if (!_sendWanted)
+        {
+            return;
+        }
+
+        _sendWanted = false;
+        if (!_connected || _resendInflight || Volatile.Read(ref _closing) != 0 || _control.Reader.Count > 0 ||
+            Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
+        {
+            Signal();
+            return;
+        }
+
+        try
+        {
+            var output = _transport.Output;
+            bool wrote = false;
+            if (!WriteReadyAcks(output, ref wrote))
+            {
+                return;
+            }
+
+            wrote |= WriteQueuedMessages(output);
+            if (wrote)
+            {
+                await output.FlushAsync(token);
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref _writing, 0);
+        }
+
+        // Whatever was queued meanwhile (or did not fit in one pass) is the send loop's.
+        Signal();
     }
 
     /// <summary>Writes acknowledgements whose verdicts are in, in arrival order. False when a 3.1.1 client must be dropped.</summary>
@@ -184,7 +243,7 @@ internal sealed partial class MqttServerConnection
                 }
 
                 session.Queue.Dequeue();
-                session.QueuedBytes -= next.Message.Payload.Length;
+                session.QueuedBytes -= MqttSession.QueuedSize(next.Message);
                 if (next.Message.IsExpired(now))
                 {
                     _broker.Metrics.Dropped("expired");

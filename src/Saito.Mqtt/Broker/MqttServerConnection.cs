@@ -31,6 +31,7 @@ internal sealed partial class MqttServerConnection
     private readonly MqttProperties _scratch = new();
     private readonly List<uint> _scratchIds = [];
 
+
     private Task? _sendLoop;
     private int _pendingAcks;
     private long _pendingBytes;
@@ -44,6 +45,12 @@ internal sealed partial class MqttServerConnection
     private int _outboundInflightLimit;
     private int _clientTopicAliasMaximum;
     private bool _resendInflight;
+
+    /// <summary>Set by the read loop when a packet it handled made something sendable (an acknowledgement, room in the window).</summary>
+    private bool _sendWanted;
+
+    /// <summary>1 while someone writes to the transport: the send loop, or the read loop writing inline (<c>WriteInlineAsync</c>).</summary>
+    private int _writing;
     private MqttWill? _will;
     private bool _publishWill = true;
     private volatile bool _connected;
@@ -237,6 +244,8 @@ internal sealed partial class MqttServerConnection
             {
                 input.AdvanceTo(buffer.Start, buffer.End);
             }
+
+            await WriteInlineAsync(token);
 
             if (result.IsCompleted || result.IsCanceled)
             {

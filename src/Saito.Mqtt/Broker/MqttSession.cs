@@ -117,10 +117,44 @@ internal sealed class MqttSession
 
     public long DelayedWillAt { get; set; }
 
-    public long Dropped;
+    /// <summary>
+    /// Bookkeeping a queued message costs beside its payload and topic: its slot in <see cref="Queue"/> and its share of
+    /// the shared message object. Counted in <see cref="QueuedBytes"/>, so a flood of tiny messages is bounded too.
+    /// </summary>
+    public const int QueuedOverheadBytes = 64;
 
-    /// <summary>Payload bytes in <see cref="Queue"/> (bounded by the broker's MaxQueuedBytesPerSession). Guarded by <see cref="Sync"/>.</summary>
+    private long _droppedAtLastLog;
+    private long _lastDropLogAt;
+
+    /// <summary>Messages for this session dropped because its queue was full, since it began. Guarded by <see cref="Sync"/>.</summary>
+    public long Dropped { get; private set; }
+
+    /// <summary>
+    /// Bytes in <see cref="Queue"/> as <see cref="QueuedSize"/> counts them (bounded by the broker's
+    /// MaxQueuedBytesPerSession). Guarded by <see cref="Sync"/>.
+    /// </summary>
     public long QueuedBytes;
+
+    /// <summary>What one queued message counts against MaxQueuedBytesPerSession: payload, topic and bookkeeping.</summary>
+    public static long QueuedSize(MqttMessage message) => message.Payload.Length + message.Topic.Length + QueuedOverheadBytes;
+
+    /// <summary>
+    /// Counts one dropped message. Returns how many were dropped since the last report when a report is due (the first
+    /// drop, then at most once per <paramref name="intervalMs"/>), otherwise 0. Call under <see cref="Sync"/>.
+    /// </summary>
+    public long RecordDrop(long now, long intervalMs)
+    {
+        Dropped++;
+        if (Dropped != 1 && now - _lastDropLogAt < intervalMs)
+        {
+            return 0;
+        }
+
+        long since = Dropped - _droppedAtLastLog;
+        _droppedAtLastLog = Dropped;
+        _lastDropLogAt = now;
+        return since;
+    }
 
     /// <summary>Next free packet identifier (1..65535, skipping ids still in flight). Call under <see cref="Sync"/>.</summary>
     public ushort NextPacketId()

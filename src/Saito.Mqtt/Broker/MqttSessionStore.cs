@@ -27,6 +27,45 @@ internal sealed partial class MqttSessionStore(MqttBrokerOptions options, MqttBr
         }
     }
 
+    /// <summary>The queue of one session (see <see cref="MqttBroker.QueueOf"/>).</summary>
+    public (int Messages, long Bytes, long Dropped)? QueueOf(string clientId)
+    {
+        MqttSession? session;
+        lock (_lock)
+        {
+            _sessions.TryGetValue(clientId, out session);
+        }
+
+        if (session is null)
+        {
+            return null;
+        }
+
+        lock (session.Sync)
+        {
+            return (session.Queue.Count, session.QueuedBytes, session.Dropped);
+        }
+    }
+
+    /// <summary>Messages dropped for each kept session whose queue has overflowed, by client id (for <c>saito.mqtt.subscriber.dropped</c>).</summary>
+    public List<(string ClientId, long Dropped)> Drops()
+    {
+        var drops = new List<(string, long)>();
+        lock (_lock)
+        {
+            foreach (var session in _sessions.Values)
+            {
+                // Read without the session's lock (a 64-bit read is atomic; a count a moment old is fine for a metric).
+                if (session.Dropped is > 0 and long dropped)
+                {
+                    drops.Add((session.ClientId, dropped));
+                }
+            }
+        }
+
+        return drops;
+    }
+
     /// <summary>
     /// Gives the connection its session: a new one, or the existing one (taking it over from an older connection, which is
     /// closed). Null when a new session is needed and <see cref="MqttBrokerOptions.MaxSessions"/> are kept already.

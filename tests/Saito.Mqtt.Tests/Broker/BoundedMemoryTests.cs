@@ -1,8 +1,18 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Diagnostics.Metrics;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Broker;
 
+/// <summary>
+/// Subscribers that fall behind: the slow-subscriber policy (docs/mqtt.md) bounds what Saito holds for one (its queue
+/// in messages and bytes), drops the rest counted for it (<c>saito.mqtt.subscriber.dropped</c>) and logged at a limited
+/// rate, while publishers are acknowledged as before and other subscribers get everything.
+/// </summary>
 public sealed class BoundedMemoryTests
 {
     [Fact]
@@ -16,30 +26,13 @@ public sealed class BoundedMemoryTests
         string topic = "bounded/" + Guid.NewGuid().ToString("N");
 
         // The stuck subscriber never reads and never acknowledges.
-        await using var stuck = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
-        await stuck.ConnectAsync(MqttProtocolVersion.V311, "stuck-" + Guid.NewGuid().ToString("N")[..8], keepAliveSeconds: 0);
-        await stuck.SendAsync(new SubscribePacket { PacketId = 1, Subscriptions = [new MqttSubscription { TopicFilter = topic, QoS = MqttQoS.AtLeastOnce }] });
-        await stuck.ExpectAsync<SubAckPacket>();
-
-        await using var healthy = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
-        await healthy.ConnectAsync(MqttProtocolVersion.V311, "healthy-" + Guid.NewGuid().ToString("N")[..8], keepAliveSeconds: 0);
-        await healthy.SendAsync(new SubscribePacket { PacketId = 1, Subscriptions = [new MqttSubscription { TopicFilter = topic, QoS = MqttQoS.AtMostOnce }] });
-        await healthy.ExpectAsync<SubAckPacket>();
+        await using var stuck = await SubscribedAsync(saito, "stuck-" + Guid.NewGuid().ToString("N")[..8], topic, MqttQoS.AtLeastOnce, token);
+        await using var healthy = await SubscribedAsync(saito, "healthy-" + Guid.NewGuid().ToString("N")[..8], topic, MqttQoS.AtMostOnce, token);
 
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
         await publisher.ConnectAsync(MqttProtocolVersion.V311, "pub-" + Guid.NewGuid().ToString("N")[..8], keepAliveSeconds: 0);
         var payload = new byte[1000];
-        var received = Task.Run(async () =>
-        {
-            int count = 0;
-            while (count < Messages)
-            {
-                await healthy.ExpectAsync<PublishPacket>(TimeSpan.FromSeconds(10));
-                count++;
-            }
-
-            return count;
-        }, token);
+        var received = ReceiveAsync(healthy, Messages, token);
         for (int i = 0; i < Messages; i++)
         {
             await publisher.SendAsync(new PublishPacket { Topic = topic, Payload = payload, QoS = MqttQoS.AtLeastOnce, PacketId = (ushort)(i + 1) });
@@ -53,4 +46,134 @@ public sealed class BoundedMemoryTests
         dropped.ShouldBeGreaterThanOrEqualTo(Messages - Queue - Inflight);
         dropped.ShouldBeLessThan(Messages);
     }
+
+    [Fact]
+    public async Task A_stalled_subscriber_is_bounded_in_bytes_and_its_drops_are_counted_for_it_logged_and_in_metrics()
+    {
+        const int Messages = 2000;
+        const long QueueBytes = 64 * 1024;
+        var logs = new CapturedLog();
+        await using var saito = await SaitoBrokerInstance.StartAsync(
+            [$"Mqtt:MaxQueuedBytesPerSession={QueueBytes}", "Mqtt:MaxQueuedMessages=1000000", "Mqtt:MaxInflightMessages=10"],
+            builder => builder.Logging.AddProvider(logs));
+        var token = TestContext.Current.CancellationToken;
+        string topic = "slow/" + Guid.NewGuid().ToString("N");
+        string stuckId = "stuck-" + Guid.NewGuid().ToString("N")[..8];
+        string healthyId = "healthy-" + Guid.NewGuid().ToString("N")[..8];
+        var clock = Stopwatch.StartNew();
+
+        // The stalled subscriber subscribes at QoS 1, then never reads nor acknowledges again.
+        await using var stuck = await SubscribedAsync(saito, stuckId, topic, MqttQoS.AtLeastOnce, token);
+        await using var healthy = await SubscribedAsync(saito, healthyId, topic, MqttQoS.AtMostOnce, token);
+        var received = ReceiveAsync(healthy, Messages, token);
+
+        // The publisher is acknowledged for every message, promptly: a stalled subscriber does not hold it back.
+        await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
+        await publisher.ConnectAsync(MqttProtocolVersion.V311, "pub-" + Guid.NewGuid().ToString("N")[..8], keepAliveSeconds: 0);
+        var payload = new byte[1000];
+        long maxQueued = 0;
+        for (int i = 0; i < Messages; i++)
+        {
+            await publisher.SendAsync(new PublishPacket { Topic = topic, Payload = payload, QoS = MqttQoS.AtLeastOnce, PacketId = (ushort)(i + 1) });
+            (await publisher.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(10))).PacketId.ShouldBe((ushort)(i + 1));
+            maxQueued = Math.Max(maxQueued, saito.Broker.QueueOf(stuckId)!.Value.Bytes);
+        }
+
+        (await received).ShouldBe(Messages, "the healthy subscriber gets every message");
+
+        // The stalled subscriber's queue never held more than the bound; everything past the window and the queue was dropped.
+        var queue = saito.Broker.QueueOf(stuckId)!.Value;
+        maxQueued.ShouldBeLessThanOrEqualTo(QueueBytes);
+        queue.Bytes.ShouldBeLessThanOrEqualTo(QueueBytes);
+        queue.Messages.ShouldBeGreaterThan(0);
+        queue.Dropped.ShouldBe(Messages - 10 - queue.Messages, "all but the inflight window and the queue");
+
+        // Counted for that subscriber, by client id, and only for it.
+        var drops = SubscriberDrops(saito.Services);
+        drops.ShouldContainKey(stuckId);
+        drops[stuckId].ShouldBe(queue.Dropped);
+        drops.ShouldNotContainKey(healthyId);
+
+        // Logged: the first drop at once, then at most once per 10 s per subscriber, with the count.
+        var lines = logs.Lines(1012).Where(l => l.Contains(stuckId, StringComparison.Ordinal)).ToList();
+        lines.Count.ShouldBeGreaterThanOrEqualTo(1);
+        lines.Count.ShouldBeLessThanOrEqualTo(1 + (int)(clock.Elapsed.TotalSeconds / 10));
+        lines[0].ShouldContain("Mqtt:MaxQueuedBytesPerSession");
+    }
+
+    /// <summary>Reads <c>saito.mqtt.subscriber.dropped</c> of this server's meter, by client id.</summary>
+    private static Dictionary<string, long> SubscriberDrops(IServiceProvider services)
+    {
+        var factory = services.GetRequiredService<IMeterFactory>();
+        var drops = new Dictionary<string, long>(StringComparer.Ordinal);
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (ReferenceEquals(instrument.Meter.Scope, factory) && instrument.Name == "saito.mqtt.subscriber.dropped")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
+        {
+            foreach (var tag in tags)
+            {
+                if (tag.Key == "client_id")
+                {
+                    drops[(string)tag.Value!] = value;
+                }
+            }
+        });
+        listener.Start();
+        listener.RecordObservableInstruments();
+        return drops;
+    }
+
+    /// <summary>The server's log lines at Warning and above, by event id.</summary>
+    private sealed class CapturedLog : ILoggerProvider
+    {
+        private readonly ConcurrentQueue<(int EventId, string Text)> _lines = new();
+
+        public List<string> Lines(int eventId) => [.. _lines.Where(l => l.EventId == eventId).Select(l => l.Text)];
+
+        public ILogger CreateLogger(string categoryName) => new Sink(_lines);
+
+        public void Dispose()
+        {
+        }
+
+        private sealed class Sink(ConcurrentQueue<(int, string)> lines) : ILogger
+        {
+            public IDisposable? BeginScope<TState>(TState state)
+                where TState : notnull => null;
+
+            public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
+
+            public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter) =>
+                lines.Enqueue((eventId.Id, formatter(state, exception)));
+        }
+    }
+
+    /// <summary>A raw 3.1.1 connection subscribed to <paramref name="topic"/>.</summary>
+    private static async Task<RawMqttConnection> SubscribedAsync(SaitoBrokerInstance saito, string clientId, string topic, MqttQoS qos, CancellationToken token)
+    {
+        var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
+        await connection.ConnectAsync(MqttProtocolVersion.V311, clientId, keepAliveSeconds: 0);
+        await connection.SendAsync(new SubscribePacket { PacketId = 1, Subscriptions = [new MqttSubscription { TopicFilter = topic, QoS = qos }] });
+        await connection.ExpectAsync<SubAckPacket>();
+        return connection;
+    }
+
+    /// <summary>Reads PUBLISHes until <paramref name="count"/> have come (each within 10 s).</summary>
+    private static Task<int> ReceiveAsync(RawMqttConnection connection, int count, CancellationToken token) => Task.Run(async () =>
+    {
+        int received = 0;
+        while (received < count)
+        {
+            await connection.ExpectAsync<PublishPacket>(TimeSpan.FromSeconds(10));
+            received++;
+        }
+
+        return received;
+    }, token);
 }
