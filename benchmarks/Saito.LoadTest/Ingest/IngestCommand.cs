@@ -137,7 +137,7 @@ internal static class IngestCommand
         IngestLoadResult? mosquitto = null;
         if (o.AgainstMosquitto)
         {
-            await using var broker = await BrokerProcess.StartMosquittoAsync(s.Inflight);
+            await using var broker = await BrokerProcess.StartMosquittoAsync(s.Inflight, unlimitedQueue: true);
             AnsiConsole.MarkupLine($"Mosquitto pid {broker.Pid}, MQTT on 127.0.0.1:{broker.Port}: the same load, accepted in memory");
             await WarmUpAsync(s, o, broker.Port, broker.Pid, run + "mw", token);
             mosquitto = await IngestLoad.RunAsync(s, broker.Port, broker.Pid, run + "m", token);
