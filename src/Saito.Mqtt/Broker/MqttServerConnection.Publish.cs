@@ -128,7 +128,8 @@ internal sealed partial class MqttServerConnection
         }
         else
         {
-            _broker.Track(AwaitVerdictAsync(verdict, pending, topic));
+            _broker.HookStarted();
+            _ = AwaitVerdictAsync(verdict, pending, topic);
         }
     }
 
@@ -145,7 +146,14 @@ internal sealed partial class MqttServerConnection
             result = MqttPublishVerdict.Failed(MqttReasonCode.UnspecifiedError, "publish hook failed");
         }
 
-        Complete(pending, result);
+        try
+        {
+            Complete(pending, result);
+        }
+        finally
+        {
+            _broker.HookEnded();
+        }
     }
 
     /// <summary>Records the verdict; the acknowledgement goes out inline after the read (<paramref name="onReadLoop"/>) or from the send loop.</summary>
