@@ -53,8 +53,7 @@ internal sealed class PgBinaryCopy : IAsyncDisposable
 
     private async ValueTask FlushThenStartAsync(short fields, CancellationToken cancellationToken)
     {
-        await _stream.WriteAsync(_buffer.AsMemory(0, _at), cancellationToken);
-        _at = 0;
+        await SendAsync(cancellationToken);
         Write(fields);
     }
 
@@ -115,27 +114,59 @@ internal sealed class PgBinaryCopy : IAsyncDisposable
     {
         if (_at > _buffer.Length - 2)
         {
-            await _stream.WriteAsync(_buffer.AsMemory(0, _at), cancellationToken);
-            _at = 0;
+            await SendAsync(cancellationToken);
         }
 
         BinaryPrimitives.WriteInt16BigEndian(_buffer.AsSpan(_at), -1);
         _at += 2;
-        await _stream.WriteAsync(_buffer.AsMemory(0, _at), cancellationToken);
-        _at = 0;
+        await SendAsync(cancellationToken);
         _finished = true;
         await _stream.DisposeAsync();
     }
 
-    /// <summary>Without <see cref="CompleteAsync"/> (an error part way), the COPY is cancelled: no row of it stays.</summary>
+    /// <summary>
+    /// Sends what is buffered. A cancellation seen before the write keeps the connection: the COPY is then cancelled
+    /// on it by <see cref="DisposeAsync"/>. One that comes while Npgsql is writing breaks the connection, and Npgsql
+    /// reports it as an <see cref="NpgsqlException"/> "Exception while writing to stream"; the caller asked for the
+    /// cancellation, so it gets an <see cref="OperationCanceledException"/> like every other cancelled write.
+    /// </summary>
+    private async ValueTask SendAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        try
+        {
+            await _stream.WriteAsync(_buffer.AsMemory(0, _at), cancellationToken);
+        }
+        catch (NpgsqlException e) when (cancellationToken.IsCancellationRequested)
+        {
+            throw new OperationCanceledException("The COPY was cancelled while its rows were being sent; the connection was closed.", e, cancellationToken);
+        }
+
+        _at = 0;
+    }
+
+    /// <summary>
+    /// Without <see cref="CompleteAsync"/> (an error part way), the COPY is cancelled: no row of it stays. The caller
+    /// is already failing with its own exception, which must be the one it sees: a write cancelled by its token makes
+    /// Npgsql end the COPY itself (cancelling again throws <see cref="ObjectDisposedException"/>), and a broken
+    /// connection fails the cancel too; in both cases Npgsql has ended the COPY or broken the connector, so no
+    /// connection goes back to the pool part way through a COPY.
+    /// </summary>
     public async ValueTask DisposeAsync()
     {
         try
         {
             if (!_finished)
             {
-                await _stream.CancelAsync();
-                await _stream.DisposeAsync();
+                try
+                {
+                    await _stream.CancelAsync();
+                    await _stream.DisposeAsync();
+                }
+                catch (Exception e) when (e is ObjectDisposedException or NpgsqlException or IOException or OperationCanceledException)
+                {
+                    // Ended already, or the connection is gone: see above.
+                }
             }
         }
         finally
