@@ -67,8 +67,8 @@ internal static class LocalServers
             WaitForMqttPort = false,
         }, token);
 
-    /// <summary>src/Saito.Server/bin/Release/net10.0/Saito.Server.dll of the repository the tool runs from, built if missing.</summary>
-    public static string SaitoServerDll()
+    /// <summary>The repository the tool runs from: the folder above it that holds Saito.sln.</summary>
+    public static string RepositoryRoot()
     {
         var dir = new DirectoryInfo(AppContext.BaseDirectory);
         while (dir is not null && !File.Exists(Path.Combine(dir.FullName, "Saito.sln")))
@@ -76,15 +76,17 @@ internal static class LocalServers
             dir = dir.Parent;
         }
 
-        if (dir is null)
-        {
-            throw new InvalidOperationException("Run from inside the Saito repository (Saito.sln not found above the tool).");
-        }
+        return dir?.FullName ?? throw new InvalidOperationException("Run from inside the Saito repository (Saito.sln not found above the tool).");
+    }
 
-        string dll = Path.Combine(dir.FullName, "src", "Saito.Server", "bin", "Release", "net10.0", "Saito.Server.dll");
+    /// <summary>src/Saito.Server/bin/Release/net10.0/Saito.Server.dll of the repository the tool runs from, built if missing.</summary>
+    public static string SaitoServerDll()
+    {
+        string root = RepositoryRoot();
+        string dll = Path.Combine(root, "src", "Saito.Server", "bin", "Release", "net10.0", "Saito.Server.dll");
         if (!File.Exists(dll))
         {
-            using var build = Process.Start(new ProcessStartInfo("dotnet", ["build", "-c", "Release", Path.Combine(dir.FullName, "src", "Saito.Server"), "--nologo", "-v", "q"])
+            using var build = Process.Start(new ProcessStartInfo("dotnet", ["build", "-c", "Release", Path.Combine(root, "src", "Saito.Server"), "--nologo", "-v", "q"])
                 { UseShellExecute = false }) ?? throw new InvalidOperationException("Could not start dotnet build");
             build.WaitForExit();
             if (build.ExitCode != 0 || !File.Exists(dll))

@@ -21,7 +21,8 @@ namespace Saito.LoadTest.Ingest;
 /// </summary>
 internal static class IngestCommand
 {
-    private static readonly JsonSerializerOptions s_json = new() { WriteIndented = true };
+    // A run too short for three samples has no RSS flatness (NaN): written as "NaN" rather than failing the report.
+    private static readonly JsonSerializerOptions s_json = new() { WriteIndented = true, NumberHandling = System.Text.Json.Serialization.JsonNumberHandling.AllowNamedFloatingPointLiterals };
 
     /// <summary>The loads worth naming, and what each must reach.</summary>
     private sealed record Preset(string Name, int Connections, int ReadingsPerMessage, int DevicesPerConnection, double Rate, int DurationSeconds,
@@ -69,10 +70,17 @@ internal static class IngestCommand
             Description = "First run the same load against Mosquitto (accepting in memory, no subscriber), then Saito, back to back; report the ratio",
         };
         var outDir = new Option<string?>("--out") { Description = "Folder for results.json, samples.csv, chart.svg and server.log" };
+        var generator = new Option<string>("--generator")
+        {
+            Description = "Who publishes: dotnet (this tool) or c (benchmarks/loadgen-c on libmosquitto, built with make; one reading per message, " +
+                $"one device per connection, as fast as the window allows; needs {CPublishGenerator.AptPackages})",
+            DefaultValueFactory = _ => "dotnet",
+        };
+        generator.AcceptOnlyFromAmong("dotnet", "c");
 
         var command = new Command("ingest", "End to end through a Saito.Server process: MQTT publishes to committed rows, acknowledged only after the commit.")
         {
-            preset, db, pg, connections, perMessage, devices, rate, inflight, duration, messages, qos, version, synchronous, sample, serverArgs, serverEnv, serverDll, work, keep, warmup, againstMosquitto, outDir,
+            preset, db, pg, connections, perMessage, devices, rate, inflight, duration, messages, qos, version, synchronous, sample, serverArgs, serverEnv, serverDll, work, keep, warmup, againstMosquitto, outDir, generator,
         };
         command.SetAction(async (parse, token) =>
         {
@@ -97,18 +105,41 @@ internal static class IngestCommand
                 parse.GetValue(version) is "5" or "5.0" ? MqttProtocolVersion.V500 : MqttProtocolVersion.V311,
                 TimeSpan.FromSeconds(parse.GetValue(sample)),
                 TimeSpan.FromSeconds(60));
+            bool c = parse.GetValue(generator) == "c";
+            if (c && (settings.ReadingsPerMessage != 1 || settings.DevicesPerConnection != 1 || settings.Rate > 0 || settings.MessagesPerConnection is not null))
+            {
+                AnsiConsole.MarkupLine("[red]--generator c publishes one reading per message from one device per connection, as fast as the inflight window allows, " +
+                    "for --duration: --readings-per-message, --devices-per-connection, --rate and --messages are for the dotnet generator.[/]");
+                return 2;
+            }
+
             var options = new RunOptions(provider, server, parse.GetValue(synchronous) == "normal" ? SqliteSynchronous.Normal : SqliteSynchronous.Full,
-                parse.GetValue(serverArgs) ?? [], parse.GetValue(serverEnv) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(warmup), parse.GetValue(againstMosquitto), parse.GetValue(outDir));
+                parse.GetValue(serverArgs) ?? [], parse.GetValue(serverEnv) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(warmup), parse.GetValue(againstMosquitto), parse.GetValue(outDir),
+                c);
             return await RunAsync(chosen, settings, options, token);
         });
         return command;
     }
 
     private sealed record RunOptions(StorageProvider Database, string? PostgresServer, SqliteSynchronous Synchronous, string[] ServerArgs, string[] ServerEnv,
-        string? ServerDll, string? Work, bool Keep, int WarmupSeconds, bool AgainstMosquitto, string? OutDir);
+        string? ServerDll, string? Work, bool Keep, int WarmupSeconds, bool AgainstMosquitto, string? OutDir, bool CGenerator);
 
     private static async Task<int> RunAsync(Preset? preset, IngestSettings s, RunOptions o, CancellationToken token)
     {
+        string? generator = null;
+        if (o.CGenerator)
+        {
+            try
+            {
+                generator = await CPublishGenerator.BuildAsync(token);
+            }
+            catch (InvalidOperationException ex)
+            {
+                AnsiConsole.MarkupLine($"[red]{Markup.Escape(ex.Message)}[/]");
+                return 2;
+            }
+        }
+
         string run = "lt" + DateTime.UtcNow.ToString("HHmmss", CultureInfo.InvariantCulture);
         string outDir = o.OutDir ?? Path.Combine(Path.GetTempPath(), $"saito-ingest-{Environment.ProcessId}");
         Directory.CreateDirectory(outDir);
@@ -128,7 +159,7 @@ internal static class IngestCommand
         }
 
         string machine = await DescribeMachineAsync(o, token);
-        string load = Describe(preset, s);
+        string load = Describe(preset, s) + (generator is null ? string.Empty : ", published by benchmarks/loadgen-c (C, libmosquitto)");
         AnsiConsole.MarkupLine($"[bold]ingest {o.Database.ToString().ToLowerInvariant()}{(preset is null ? string.Empty : " --preset " + preset.Name)}[/]: {Markup.Escape(load)}");
         AnsiConsole.MarkupLine(Markup.Escape(machine));
 
@@ -139,8 +170,18 @@ internal static class IngestCommand
         {
             await using var broker = await BrokerProcess.StartMosquittoAsync(s.Inflight, unlimitedQueue: true);
             AnsiConsole.MarkupLine($"Mosquitto pid {broker.Pid}, MQTT on 127.0.0.1:{broker.Port}: the same load, accepted in memory");
-            await WarmUpAsync(s, o, broker.Port, broker.Pid, run + "mw", token);
-            mosquitto = await IngestLoad.RunAsync(s, broker.Port, broker.Pid, run + "m", token);
+            if (generator is not null)
+            {
+                var c = await CPublishGenerator.RunAsync(generator, broker.Port, s, o.WarmupSeconds, run + "m", broker.Pid, token);
+                await File.WriteAllTextAsync(Path.Combine(outDir, "generator-mosquitto.json"), c.Json + "\n", token);
+                mosquitto = c.Result;
+            }
+            else
+            {
+                await WarmUpAsync(s, o, broker.Port, broker.Pid, run + "mw", token);
+                mosquitto = await IngestLoad.RunAsync(s, broker.Port, broker.Pid, run + "m", token);
+            }
+
             AnsiConsole.MarkupLine($"Mosquitto accepted {mosquitto.AckedReadings / mosquitto.Seconds:N0} readings/s ({mosquitto.Cores.Process:F2} cores); now Saito");
         }
 
@@ -158,8 +199,20 @@ internal static class IngestCommand
             {
                 pid = server.Pid;
                 AnsiConsole.MarkupLine($"Saito.Server pid {pid}, MQTT on 127.0.0.1:{server.Port}, log {Markup.Escape(logPath)}");
-                long warmReadings = await WarmUpAsync(s, o, server.Port, server.Pid, run + "w", token);
-                result = await IngestLoad.RunAsync(s, server.Port, server.Pid, run, token);
+                long warmReadings;
+                if (generator is not null)
+                {
+                    var c = await CPublishGenerator.RunAsync(generator, server.Port, s, o.WarmupSeconds, run, server.Pid, token);
+                    await File.WriteAllTextAsync(Path.Combine(outDir, "generator-saito.json"), c.Json + "\n", token);
+                    warmReadings = c.WarmAcked;
+                    result = c.Result;
+                }
+                else
+                {
+                    warmReadings = await WarmUpAsync(s, o, server.Port, server.Pid, run + "w", token);
+                    result = await IngestLoad.RunAsync(s, server.Port, server.Pid, run, token);
+                }
+
                 if (server.HasExited)
                 {
                     throw new InvalidOperationException($"Saito.Server exited during the run; see {server.LogPath}");
@@ -191,7 +244,7 @@ internal static class IngestCommand
             }
         }
 
-        var report = new IngestReport(preset, s, o.Database, machine, load, result, stored, deadLetters, firstDeadLetter, mosquitto);
+        var report = new IngestReport(preset, s, o.Database, machine, load, result, stored, deadLetters, firstDeadLetter, mosquitto, o.CGenerator ? "c" : "dotnet");
         report.Print();
         await report.WriteAsync(outDir, token);
         AnsiConsole.MarkupLine($"Results in {Markup.Escape(outDir)} (results.json, samples.csv, chart.svg, server.log)");
@@ -240,12 +293,12 @@ internal static class IngestCommand
 
     /// <summary>What one run found, as a table for a person and as files.</summary>
     private sealed class IngestReport(Preset? preset, IngestSettings s, StorageProvider database, string machine, string load, IngestLoadResult r,
-        long stored, int deadLetters, string? firstDeadLetter, IngestLoadResult? mosquitto)
+        long stored, int deadLetters, string? firstDeadLetter, IngestLoadResult? mosquitto, string generator)
     {
-        private readonly double _p50 = IngestLoad.Percentile(r.LatencyTicks, 0.50);
-        private readonly double _p99 = IngestLoad.Percentile(r.LatencyTicks, 0.99);
-        private readonly double _p999 = IngestLoad.Percentile(r.LatencyTicks, 0.999);
-        private readonly double _max = IngestLoad.Percentile(r.LatencyTicks, 1.0);
+        private readonly double _p50 = r.LatencyMs(0.5);
+        private readonly double _p99 = r.LatencyMs(0.99);
+        private readonly double _p999 = r.LatencyMs(0.999);
+        private readonly double _max = r.LatencyMs(1.0);
 
         public bool AllStored => stored >= r.AckedReadings && deadLetters == 0;
         public bool AllAcked => r.AckedMessages == r.SentMessages;
@@ -286,7 +339,7 @@ internal static class IngestCommand
             table.AddRow("Saito RSS first / max / last MiB", $"{Rss.First() / 1048576.0:N0} / {Rss.Max() / 1048576.0:N0} / {Rss.Last() / 1048576.0:N0}");
             if (mosquitto is not null)
             {
-                table.AddRow("Mosquitto, same load, accepted in memory: readings/s", $"{MosquittoReadingsPerSecond:N0} (ack p99 {F(IngestLoad.Percentile(mosquitto.LatencyTicks, 0.99))} ms, {F(mosquitto.Cores.Process)} cores, tool {F(mosquitto.Cores.Tool)})");
+                table.AddRow("Mosquitto, same load, accepted in memory: readings/s", $"{MosquittoReadingsPerSecond:N0} (ack p99 {F(mosquitto.LatencyMs(0.99))} ms, {F(mosquitto.Cores.Process)} cores, tool {F(mosquitto.Cores.Tool)})");
                 table.AddRow("[bold]Saito committed / Mosquitto accepted[/]", $"[bold]{ReadingsPerSecond / MosquittoReadingsPerSecond:F2}x[/]");
             }
 
@@ -346,6 +399,7 @@ internal static class IngestCommand
             {
                 command = "ingest",
                 preset = preset?.Name,
+                generator,
                 database = database.ToString().ToLowerInvariant(),
                 machine,
                 load,
@@ -379,8 +433,9 @@ internal static class IngestCommand
                 rest_cores = r.Cores.Rest,
                 machine_cores = r.Cores.Machine,
                 mosquitto_accepted_readings_per_s = mosquitto is null ? (double?)null : MosquittoReadingsPerSecond,
-                mosquitto_ack_p99_ms = mosquitto is null ? (double?)null : IngestLoad.Percentile(mosquitto.LatencyTicks, 0.99),
+                mosquitto_ack_p99_ms = mosquitto is null ? (double?)null : mosquitto.LatencyMs(0.99),
                 mosquitto_cores = mosquitto?.Cores.Process,
+                mosquitto_tool_cores = mosquitto?.Cores.Tool,
                 ratio_to_mosquitto = mosquitto is null ? (double?)null : ReadingsPerSecond / MosquittoReadingsPerSecond,
                 targets = Verdicts().Select(v => new { met = v.Met, v.Text }),
             };

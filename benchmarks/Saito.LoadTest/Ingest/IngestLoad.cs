@@ -15,7 +15,26 @@ internal sealed record IngestSample(double Seconds, long AckedReadings, long Res
 
 internal sealed record IngestLoadResult(
     long SentMessages, long AckedMessages, long AckedReadings, double Seconds, long[] LatencyTicks, IReadOnlyList<IngestSample> Samples,
-    CpuUse Cores);
+    CpuUse Cores, LatencyQuantiles? Quantiles = null)
+{
+    /// <summary>
+    /// Publish-to-acknowledge at quantile <paramref name="p"/> (0.5, 0.99, 0.999 or 1) in ms: from <see cref="LatencyTicks"/>, or
+    /// from <see cref="Quantiles"/> when a generator outside this process measured them.
+    /// </summary>
+    public double LatencyMs(double p) => Quantiles is not { } q
+        ? IngestLoad.Percentile(LatencyTicks, p)
+        : p switch
+        {
+            0.5 => q.P50,
+            0.99 => q.P99,
+            0.999 => q.P999,
+            1.0 => q.Max,
+            _ => throw new ArgumentOutOfRangeException(nameof(p), p, "The generator reports p50, p99, p99.9 and the maximum."),
+        };
+}
+
+/// <summary>Publish-to-acknowledge quantiles in ms, as an outside generator (<see cref="CPublishGenerator"/>) reports them.</summary>
+internal readonly record struct LatencyQuantiles(double P50, double P99, double P999, double Max);
 
 /// <summary>
 /// Connects the publishers, runs them for the duration (or message count), and samples the server's RSS and CPU
@@ -115,7 +134,8 @@ internal static class IngestLoad
             cores);
     }
 
-    private static IngestSample Sample(double seconds, long readings, int pid) =>
+    /// <summary>The server's RSS and CPU, this tool's CPU, PostgreSQL's and the machine's, now.</summary>
+    public static IngestSample Sample(double seconds, long readings, int pid) =>
         new(seconds, readings, ProcStat.ResidentBytes(pid), ProcStat.CpuSeconds(pid), ProcStat.OwnCpuSeconds(), ProcStat.CpuSecondsOfAll("postgres"),
             ProcStat.MachineBusySeconds());
 

@@ -1,0 +1,102 @@
+using System.Text.Json;
+using Saito.LoadTest.Ingest;
+using Saito.LoadTest.Tests.Classroom;
+using Spectre.Console;
+
+namespace Saito.LoadTest.Tests.Ingest;
+
+/// <summary>
+/// <c>ingest --generator c</c>: the C generator on libmosquitto (benchmarks/loadgen-c, built by the tool with make) runs a
+/// short load against real Mosquitto and a real Saito.Server on SQLite files, and the rows in the database are counted
+/// against what it saw acknowledged. In the classroom runs' collection: one run at a time, and one console.
+/// </summary>
+[Collection(ClassroomRuns.Name)]
+public sealed class IngestCGeneratorTests : IDisposable
+{
+    private readonly string _dir = Directory.CreateTempSubdirectory("saito-ingest-c-test-").FullName;
+
+    public void Dispose()
+    {
+        Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
+        Directory.Delete(_dir, recursive: true);
+    }
+
+    private static JsonElement Read(string path)
+    {
+        File.Exists(path).ShouldBeTrue($"{Path.GetFileName(path)} was not written");
+        using var document = JsonDocument.Parse(File.ReadAllText(path));
+        return document.RootElement.Clone();
+    }
+
+    [Fact]
+    public async Task C_generator_against_mosquitto_then_saito_on_sqlite_stores_every_acknowledged_reading()
+    {
+        string outDir = Path.Combine(_dir, "out");
+        var run = await ToolRun.InvokeAsync(IngestCommand.Create(), "--preset", "sensors", "--generator", "c", "--against-mosquitto",
+            "--connections", "6", "--inflight", "20", "--warmup", "1", "--duration", "3", "--sample-seconds", "1",
+            "--work", Path.Combine(_dir, "db"), "--out", outDir);
+
+        var results = Read(Path.Combine(outDir, "results.json"));
+        var saito = Read(Path.Combine(outDir, "generator-saito.json"));
+        var mosquitto = Read(Path.Combine(outDir, "generator-mosquitto.json"));
+        run.Exit.ShouldBe(0, "every acknowledged reading stored (the ratio target is reported, not asserted)" + run.Why);
+        results.GetProperty("generator").GetString().ShouldBe("c");
+        long acked = results.GetProperty("acked_readings").GetInt64();
+        acked.ShouldBeGreaterThan(0);
+        results.GetProperty("sent_messages").GetInt64().ShouldBe(acked, "every publish acknowledged");
+        results.GetProperty("stored_rows").GetInt64().ShouldBe(acked, "rows in the database, the warm-up's taken off, equal the acknowledged readings");
+        results.GetProperty("dead_letters").GetInt64().ShouldBe(0);
+        results.GetProperty("every_acked_reading_stored").GetBoolean().ShouldBeTrue();
+        results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
+        results.GetProperty("tool_cores").GetDouble().ShouldBeGreaterThan(0, "the generator's own CPU, from getrusage");
+
+        foreach (var generator in new[] { saito, mosquitto })
+        {
+            generator.GetProperty("errors").GetInt64().ShouldBe(0, generator.ToString());
+            generator.GetProperty("connected").GetInt32().ShouldBe(6);
+            generator.GetProperty("inflight").GetInt32().ShouldBe(20);
+            generator.GetProperty("warmup").GetProperty("acked").GetInt64().ShouldBeGreaterThan(0, "the warm-up published too");
+            generator.GetProperty("total_acked").GetInt64().ShouldBe(
+                generator.GetProperty("warmup").GetProperty("acked").GetInt64() + generator.GetProperty("measured").GetProperty("acked").GetInt64());
+        }
+
+        saito.GetProperty("measured").GetProperty("acked").GetInt64().ShouldBe(acked);
+        Directory.Exists(Path.Combine(_dir, "db")).ShouldBeFalse("the SQLite files are deleted without --keep");
+    }
+
+    [Theory]
+    [InlineData("--readings-per-message", "100")]
+    [InlineData("--devices-per-connection", "20")]
+    [InlineData("--rate", "4")]
+    [InlineData("--messages", "1000")]
+    public async Task A_load_the_C_generator_cannot_publish_stops_the_run_with_exit_code_2_and_says_why(string option, string value)
+    {
+        string outDir = Path.Combine(_dir, "never");
+        var console = new StringWriter();
+        var previous = AnsiConsole.Console;
+        AnsiConsole.Console = AnsiConsole.Create(new AnsiConsoleSettings { Out = new AnsiConsoleOutput(console), Ansi = AnsiSupport.No });
+        ToolRun run;
+        try
+        {
+            run = await ToolRun.InvokeAsync(IngestCommand.Create(), "--generator", "c", "--duration", "1", option, value, "--work", Path.Combine(_dir, "db"), "--out", outDir);
+        }
+        finally
+        {
+            AnsiConsole.Console = previous;
+        }
+
+        run.Exit.ShouldBe(2);
+        console.ToString().ShouldContain("--generator c publishes one reading per message");
+        Directory.Exists(outDir).ShouldBeFalse("nothing was measured");
+    }
+
+    [Fact]
+    public async Task An_unknown_generator_is_refused_by_name()
+    {
+        var run = await ToolRun.InvokeAsync(IngestCommand.Create(), "--generator", "rust", "--out", Path.Combine(_dir, "never"));
+
+        run.Exit.ShouldNotBe(0);
+        run.Error.ShouldContain("rust");
+        Directory.Exists(Path.Combine(_dir, "never")).ShouldBeFalse();
+    }
+}
