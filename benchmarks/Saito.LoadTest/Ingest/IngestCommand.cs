@@ -339,7 +339,7 @@ internal static class IngestCommand
             table.AddRow("Saito RSS first / max / last MiB", $"{Rss.First() / 1048576.0:N0} / {Rss.Max() / 1048576.0:N0} / {Rss.Last() / 1048576.0:N0}");
             if (mosquitto is not null)
             {
-                table.AddRow("Mosquitto, same load, accepted in memory: readings/s", $"{MosquittoReadingsPerSecond:N0} (ack p99 {F(mosquitto.LatencyMs(0.99))} ms, {F(mosquitto.Cores.Process)} cores, tool {F(mosquitto.Cores.Tool)})");
+                table.AddRow("Mosquitto, same load, accepted in memory: readings/s", $"{MosquittoReadingsPerSecond:N0} (ack p99 {F(mosquitto.LatencyMs(0.99))} ms, {F(mosquitto.Cores.Process)} cores, tool {F(mosquitto.Cores.Tool)}, rest {F(mosquitto.Cores.Rest)})");
                 table.AddRow("[bold]Saito committed / Mosquitto accepted[/]", $"[bold]{ReadingsPerSecond / MosquittoReadingsPerSecond:F2}x[/]");
             }
 
@@ -436,6 +436,9 @@ internal static class IngestCommand
                 mosquitto_ack_p99_ms = mosquitto is null ? (double?)null : mosquitto.LatencyMs(0.99),
                 mosquitto_cores = mosquitto?.Cores.Process,
                 mosquitto_tool_cores = mosquitto?.Cores.Tool,
+                // Whether the reference had the machine: what everything else took while Mosquitto ran.
+                mosquitto_rest_cores = mosquitto?.Cores.Rest,
+                mosquitto_machine_cores = mosquitto?.Cores.Machine,
                 ratio_to_mosquitto = mosquitto is null ? (double?)null : ReadingsPerSecond / MosquittoReadingsPerSecond,
                 targets = Verdicts().Select(v => new { met = v.Met, v.Text }),
             };

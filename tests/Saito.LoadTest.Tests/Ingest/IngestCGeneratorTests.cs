@@ -49,6 +49,8 @@ public sealed class IngestCGeneratorTests : IDisposable
         results.GetProperty("every_acked_reading_stored").GetBoolean().ShouldBeTrue();
         results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
         results.GetProperty("tool_cores").GetDouble().ShouldBeGreaterThan(0, "the generator's own CPU, from getrusage");
+        results.GetProperty("mosquitto_tool_cores").GetDouble().ShouldBeGreaterThan(0);
+        results.GetProperty("mosquitto_machine_cores").GetDouble().ShouldBeGreaterThan(0, "what the machine did while Mosquitto ran");
 
         foreach (var generator in new[] { saito, mosquitto })
         {
