@@ -84,39 +84,54 @@ public sealed partial class MqttBroker : BackgroundService
     internal (int Messages, long Bytes, long Dropped)? QueueOf(string clientId) => _sessions.QueueOf(clientId);
 
     /// <summary>Serves one connection until it closes. Never throws for anything the peer sends.</summary>
-    public async Task RunConnectionAsync(IDuplexPipe transport, MqttConnectionInfo info)
+    public Task RunConnectionAsync(IDuplexPipe transport, MqttConnectionInfo info)
     {
         ArgumentNullException.ThrowIfNull(transport);
         ArgumentNullException.ThrowIfNull(info);
         var address = AddressOf(info.RemoteEndPoint);
         if (!TryAdmit(address, out string? limit))
         {
-            // Over a limit before a byte is read: close at once; nothing is parsed, nothing is held.
-            Metrics.LimitHit(limit!);
-
-            // A flood of refused connections must not become a flood of log lines: the first, then one in a thousand.
-            if (Interlocked.Increment(ref _admissionsRefused) % 1000 == 1)
-            {
-                LogAdmissionRefused(info.RemoteEndPoint?.ToString() ?? info.Transport, limit!, _admissionsRefused);
-            }
-
-            await transport.Input.CompleteAsync();
-            await transport.Output.CompleteAsync();
-            return;
+            return RefuseAdmissionAsync(transport, info, limit!);
         }
 
-        var connection = new MqttServerConnection(this, transport, info, _logger, _stopping.Token);
+        var connection = new MqttServerConnection(this, transport, info, _logger, address);
         _connections.TryAdd(connection, 0);
+        if (_stopping.IsCancellationRequested)
+        {
+            // Came in while the broker stops: StopAsync cancels first and then goes through the connections, so either it
+            // sees this one or this sees the cancellation.
+            connection.CancelNow();
+        }
+
         Metrics.ConnectionOpened();
-        try
+
+        // Its own task, not awaited here: one async frame less held by every connection for its whole life (issue 15,
+        // memory per idle connection). The connection releases its admission (Released) when it ends.
+        return connection.RunAsync();
+    }
+
+    /// <summary>Over a limit before a byte is read: close at once; nothing is parsed, nothing is held.</summary>
+    private async Task RefuseAdmissionAsync(IDuplexPipe transport, MqttConnectionInfo info, string limit)
+    {
+        Metrics.LimitHit(limit);
+
+        // A flood of refused connections must not become a flood of log lines: the first, then one in a thousand.
+        if (Interlocked.Increment(ref _admissionsRefused) % 1000 == 1)
         {
-            await connection.RunAsync();
+            LogAdmissionRefused(info.RemoteEndPoint?.ToString() ?? info.Transport, limit, _admissionsRefused);
         }
-        finally
-        {
-            connection.LeavePending();
-            Release(address);
-        }
+
+        await transport.Input.CompleteAsync();
+        await transport.Output.CompleteAsync();
+        info.Ended?.Invoke();
+    }
+
+    /// <summary>A connection admitted by <see cref="RunConnectionAsync"/> has ended: it no longer counts against the limits.</summary>
+    internal void Released(MqttServerConnection connection, IPAddress? address)
+    {
+        connection.LeavePending();
+        Release(address);
+        connection.Info.Ended?.Invoke();
     }
 
     private static IPAddress? AddressOf(EndPoint? endPoint) => endPoint is IPEndPoint ip
@@ -511,6 +526,11 @@ public sealed partial class MqttBroker : BackgroundService
         }
 
         await _stopping.CancelAsync();
+        foreach (var connection in _connections.Keys)
+        {
+            connection.CancelNow();
+        }
+
         if (Volatile.Read(ref _hooksRunning) == 0)
         {
             _hooksDrained.TrySetResult();

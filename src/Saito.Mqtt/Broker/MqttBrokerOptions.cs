@@ -18,6 +18,14 @@ public sealed class MqttBrokerOptions
     [Range(0, 65535)]
     public int Port { get; set; } = 1883;
 
+    /// <summary>
+    /// What serves <see cref="Port"/>: <see cref="MqttTcpTransport.Sockets"/> (default), Saito's own socket listener,
+    /// which holds no buffer and no task of its own while a connection is idle (about half of Kestrel's memory per
+    /// idle connection, issue 15), or <see cref="MqttTcpTransport.Kestrel"/>, ASP.NET Core's, as before. TLS and
+    /// WebSockets are always served by Kestrel.
+    /// </summary>
+    public MqttTcpTransport TcpTransport { get; set; } = MqttTcpTransport.Sockets;
+
     /// <summary>MQTT over TLS; 0 (default) disables it. Needs <see cref="CertificatePath"/>.</summary>
     [Range(0, 65535)]
     public int TlsPort { get; set; }
@@ -156,4 +164,14 @@ public sealed class MqttBrokerOptions
     /// <summary>Retained messages delivered to one new subscription at most; the rest are not sent (and counted), so one SUBSCRIBE to '#' is bounded work.</summary>
     [Range(0, 10_000_000)]
     public int MaxRetainedPerSubscribe { get; set; } = 10_000;
+}
+
+/// <summary>What serves plain MQTT over TCP (<c>Mqtt:TcpTransport</c>).</summary>
+public enum MqttTcpTransport
+{
+    /// <summary>Saito's own socket listener (default).</summary>
+    Sockets,
+
+    /// <summary>Kestrel, ASP.NET Core's server, through a connection handler.</summary>
+    Kestrel,
 }

@@ -15,4 +15,7 @@ public sealed class MqttConnectionInfo
 
     /// <summary>Closes the underlying transport at once (used when a peer stops reading or must be dropped).</summary>
     public Action? Abort { get; init; }
+
+    /// <summary>Called once when the broker is done with the connection (served to its end, or refused at admission).</summary>
+    public Action? Ended { get; init; }
 }

@@ -25,6 +25,9 @@ internal sealed partial class MqttServerConnection
         [LoggerMessage(1005, LogLevel.Debug, "Transport of {Remote} (client '{ClientId}') failed: {Detail}")]
         public static partial void TransportFailed(ILogger logger, string remote, string clientId, string detail);
 
+        [LoggerMessage(1020, LogLevel.Error, "Connection of {Remote} (client '{ClientId}') ended by an unexpected error")]
+        public static partial void Unexpected(ILogger logger, string remote, string clientId, Exception exception);
+
         [LoggerMessage(1006, LogLevel.Error, "Publish hook failed for {ClientId} on {Topic}")]
         public static partial void HookFailed(ILogger logger, string clientId, string topic, Exception exception);
 

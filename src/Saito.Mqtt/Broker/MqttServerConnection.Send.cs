@@ -10,8 +10,7 @@ internal sealed partial class MqttServerConnection
 {
     private async ValueTask SendControlAsync(MqttPacket packet, CancellationToken token)
     {
-        await _control.Writer.WriteAsync(packet, token);
-        Signal();
+        await _send.WriteAsync(packet, token);
     }
 
     private async Task SendLoopAsync()
@@ -28,13 +27,14 @@ internal sealed partial class MqttServerConnection
                 if (Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
                 {
                     // The read loop is writing inline; it wakes this loop when it is done.
-                    await _signal.Reader.ReadAsync(token);
+                    await _send.WaitAsync();
+                    token.ThrowIfCancellationRequested();
                     continue;
                 }
 
                 try
                 {
-                    while (_control.Reader.TryRead(out var packet))
+                    while (_send.TryRead(out var packet))
                     {
                         int size = MqttPacketEncoder.Encode(output, packet, Version);
                         _broker.Metrics.PacketSent(size);
@@ -71,7 +71,7 @@ internal sealed partial class MqttServerConnection
                     Volatile.Write(ref _writing, 0);
                 }
 
-                if (finished || (_control.Reader.Completion.IsCompleted && Volatile.Read(ref _closing) != 0))
+                if (finished || (_send.IsDrained && Volatile.Read(ref _closing) != 0))
                 {
                     // Everything owed is written (a DISCONNECT or refusing CONNACK included): stop reading too.
                     await _closed.CancelAsync();
@@ -80,7 +80,8 @@ internal sealed partial class MqttServerConnection
 
                 if (!wrote)
                 {
-                    await _signal.Reader.ReadAsync(token);
+                    await _send.WaitAsync();
+                    token.ThrowIfCancellationRequested();
                 }
             }
         }
@@ -109,7 +110,7 @@ internal sealed partial class MqttServerConnection
         }
 
         _sendWanted = false;
-        if (!_connected || _resendInflight || Volatile.Read(ref _closing) != 0 || _control.Reader.Count > 0 ||
+        if (!_connected || _resendInflight || Volatile.Read(ref _closing) != 0 || _send.Count > 0 ||
             Interlocked.CompareExchange(ref _writing, 1, 0) != 0)
         {
             Signal();
@@ -235,9 +236,9 @@ internal sealed partial class MqttServerConnection
         long now = Environment.TickCount64;
         lock (session.Sync)
         {
-            for (int i = 0; i < MaxMessagesPerFlush && session.Queue.TryPeek(out var next); i++)
+            for (int i = 0; i < MaxMessagesPerFlush && session.TryPeekQueued(out var next); i++)
             {
-                if (next.QoS != MqttQoS.AtMostOnce && session.Inflight.Count >= _outboundInflightLimit)
+                if (next.QoS != MqttQoS.AtMostOnce && session.InflightCount >= _outboundInflightLimit)
                 {
                     break;
                 }
@@ -305,7 +306,7 @@ internal sealed partial class MqttServerConnection
             return null;
         }
 
-        var p = _scratch;
+        var p = _scratch ??= new MqttProperties();
         p.PayloadFormatIndicator = source?.PayloadFormatIndicator;
         p.ContentType = source?.ContentType;
         p.ResponseTopic = source?.ResponseTopic;
@@ -315,9 +316,10 @@ internal sealed partial class MqttServerConnection
         p.TopicAlias = null;
         if (outbound.SubscriptionIds is { } ids)
         {
-            _scratchIds.Clear();
-            _scratchIds.AddRange(ids);
-            p.SubscriptionIdentifiers = _scratchIds;
+            var scratchIds = _scratchIds ??= [];
+            scratchIds.Clear();
+            scratchIds.AddRange(ids);
+            p.SubscriptionIdentifiers = scratchIds;
         }
         else
         {

@@ -1,5 +1,5 @@
 using System.IO.Pipelines;
-using System.Threading.Channels;
+using System.Net;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Packets;
@@ -15,22 +15,23 @@ namespace Saito.Mqtt.Broker;
 /// <c>.Connect</c> (CONNECT, deciding through <see cref="ConnectNegotiation"/>), <c>.Publish</c> (inbound PUBLISH, the
 /// wait for the hook, QoS 1 and 2 acknowledgements), <c>.Subscribe</c>, <c>.Send</c> (the send loop) and <c>.Log</c>.
 /// </summary>
+[System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "_closed is disposed at the end of CloseAsync, which RunAsync always reaches")]
 internal sealed partial class MqttServerConnection
 {
-    private const int ControlCapacity = 1024;
     private const int MaxMessagesPerFlush = 256;
 
     private readonly MqttBroker _broker;
     private readonly IDuplexPipe _transport;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _closed;
-    private readonly Channel<MqttPacket> _control = Channel.CreateBounded<MqttPacket>(new BoundedChannelOptions(ControlCapacity) { SingleReader = true });
-    private readonly Channel<bool> _signal = Channel.CreateBounded<bool>(new BoundedChannelOptions(1) { FullMode = BoundedChannelFullMode.DropWrite, SingleReader = true });
+    private readonly IPAddress? _address;
+    private readonly SendQueue _send = new();
     private readonly Queue<PendingAck> _acks = new();
     private readonly Lock _ackLock = new();
-    private readonly MqttProperties _scratch = new();
-    private readonly List<uint> _scratchIds = [];
 
+    // For outbound 5.0 properties; made on first use (most connections never need them: memory per idle connection).
+    private MqttProperties? _scratch;
+    private List<uint>? _scratchIds;
 
     private Task? _sendLoop;
     private int _pendingAcks;
@@ -56,13 +57,17 @@ internal sealed partial class MqttServerConnection
     private volatile bool _connected;
     private int _closing;
 
-    public MqttServerConnection(MqttBroker broker, IDuplexPipe transport, MqttConnectionInfo info, ILogger logger, CancellationToken serverStopping)
+    public MqttServerConnection(MqttBroker broker, IDuplexPipe transport, MqttConnectionInfo info, ILogger logger, IPAddress? address)
     {
         _broker = broker;
+        _address = address;
         _transport = transport;
         Info = info;
         _logger = logger;
-        _closed = CancellationTokenSource.CreateLinkedTokenSource(serverStopping);
+        // Not linked to the server's stopping token (a linked source is three objects more per connection): the broker
+        // cancels each connection itself when it stops (CancelNow).
+        _closed = new CancellationTokenSource();
+        _closed.Token.UnsafeRegister(static send => ((SendQueue)send!).Signal(), _send);
         LastReceived = Environment.TickCount64;
         _tokensAt = LastReceived;
         _tokens = broker.Options.MaxMessagesPerSecondPerClient;
@@ -90,42 +95,56 @@ internal sealed partial class MqttServerConnection
     /// <summary>True when this connection's session was taken over by a newer connection with the same client id.</summary>
     public bool TakenOver { get; private set; }
 
+    /// <summary>Serves the connection until it closes, then releases its admission with the broker.</summary>
     public async Task RunAsync()
     {
-        _sendLoop = SendLoopAsync();
-        MqttReasonCode? closeReason = null;
         try
         {
-            await ReadLoopAsync();
-        }
-        catch (MqttUnsupportedProtocolException ex)
-        {
-            Log.UnsupportedProtocol(_logger, RemoteName, ex.ProtocolName, ex.Level);
-            _broker.Metrics.ProtocolError(ex.ReasonCode);
+            _sendLoop = SendLoopAsync();
+            MqttReasonCode? closeReason = null;
+            try
+            {
+                await ReadLoopAsync();
+            }
+            catch (MqttUnsupportedProtocolException ex)
+            {
+                Log.UnsupportedProtocol(_logger, RemoteName, ex.ProtocolName, ex.Level);
+                _broker.Metrics.ProtocolError(ex.ReasonCode);
 
-            (Version, byte code) = ConnectNegotiation.UnsupportedProtocolLevel(ex.Level);
-            _control.Writer.TryWrite(new ConnAckPacket { ReasonCode = code });
-        }
-        catch (MqttPublishRefusedException ex)
-        {
-            Log.PublishRefusedClosed(_logger, RemoteName, LogId, ex.ReasonCode, ex.Message);
-        }
-        catch (MqttProtocolException ex)
-        {
-            Log.ProtocolViolation(_logger, RemoteName, LogId, ex.ReasonCode, ex.Message);
-            _broker.Metrics.ProtocolError(ex.ReasonCode);
-            closeReason = ex.ReasonCode;
-        }
-        catch (OperationCanceledException) when (_closed.IsCancellationRequested)
-        {
-            // Closed by keep-alive, takeover, shutdown or an abort: already logged where it was decided.
-        }
-        catch (Exception ex) when (ex is IOException or ConnectionAbortedException or ObjectDisposedException or InvalidOperationException)
-        {
-            Log.TransportFailed(_logger, RemoteName, LogId, ex.Message);
-        }
+                (Version, byte code) = ConnectNegotiation.UnsupportedProtocolLevel(ex.Level);
+                _send.TryWrite(new ConnAckPacket { ReasonCode = code });
+            }
+            catch (MqttPublishRefusedException ex)
+            {
+                Log.PublishRefusedClosed(_logger, RemoteName, LogId, ex.ReasonCode, ex.Message);
+            }
+            catch (MqttProtocolException ex)
+            {
+                Log.ProtocolViolation(_logger, RemoteName, LogId, ex.ReasonCode, ex.Message);
+                _broker.Metrics.ProtocolError(ex.ReasonCode);
+                closeReason = ex.ReasonCode;
+            }
+            catch (OperationCanceledException) when (_closed.IsCancellationRequested)
+            {
+                // Closed by keep-alive, takeover, shutdown or an abort: already logged where it was decided.
+            }
+            catch (Exception ex) when (ex is IOException or ConnectionAbortedException or ObjectDisposedException or InvalidOperationException)
+            {
+                Log.TransportFailed(_logger, RemoteName, LogId, ex.Message);
+            }
 
-        await CloseAsync(closeReason);
+            await CloseAsync(closeReason);
+        }
+        catch (Exception ex)
+        {
+            // A bug, not the peer: say so, and end this connection only (never the listener or the server).
+            Log.Unexpected(_logger, RemoteName, LogId, ex);
+            Info.Abort?.Invoke();
+        }
+        finally
+        {
+            _broker.Released(this, _address);
+        }
     }
 
     private string RemoteName => Info.RemoteEndPoint?.ToString() ?? Info.Transport;
@@ -143,7 +162,20 @@ internal sealed partial class MqttServerConnection
     }
 
     /// <summary>Wakes the send loop: something was queued for it.</summary>
-    public void Signal() => _signal.Writer.TryWrite(true);
+    public void Signal() => _send.Signal();
+
+    /// <summary>Stops the connection at once (the broker stopping): what a linked server-stopping token did before.</summary>
+    public void CancelNow()
+    {
+        try
+        {
+            _closed.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // Closed already.
+        }
+    }
 
     /// <summary>Closes the connection from outside (keep-alive, takeover, shutdown), telling a 5.0 client why.</summary>
     public void Close(MqttReasonCode reason, bool takenOver = false)
@@ -168,11 +200,10 @@ internal sealed partial class MqttServerConnection
     {
         if (reason is { } code && _connected && Version == MqttProtocolVersion.V500)
         {
-            _control.Writer.TryWrite(new DisconnectPacket { ReasonCode = code });
+            _send.TryWrite(new DisconnectPacket { ReasonCode = code });
         }
 
-        _control.Writer.TryComplete();
-        Signal();
+        _send.Complete();
     }
 
     private async Task CloseAsync(MqttReasonCode? protocolError)

@@ -87,22 +87,62 @@ internal sealed class MqttSession
 
     public object Sync { get; } = new();
 
-    /// <summary>Topic filter as the client sent it (with any $share prefix) -> subscription.</summary>
-    public Dictionary<string, SessionSubscription> Subscriptions { get; } = new(StringComparer.Ordinal);
+    // The collections below are made on first use: a hub that only publishes never subscribes, never has a queue or
+    // an outbound window, and 5 empty collections were about 450 B of every idle connection (issue 15).
+    private Dictionary<string, SessionSubscription>? _subscriptions;
+    private Queue<OutboundMessage>? _queue;
+    private OrderedDictionary<ushort, InflightMessage>? _inflight;
+    private HashSet<ushort>? _inboundQoS2;
+    private Dictionary<ushort, PendingAck>? _inboundQoS2Pending;
 
-    public Queue<OutboundMessage> Queue { get; } = new();
+    /// <summary>Topic filter as the client sent it (with any $share prefix) -> subscription.</summary>
+    public Dictionary<string, SessionSubscription> Subscriptions => _subscriptions ??= new(StringComparer.Ordinal);
+
+    public Queue<OutboundMessage> Queue => _queue ??= new();
 
     /// <summary>Outbound QoS 1/2 messages sent and not yet completed, in the order they were first sent.</summary>
-    public OrderedDictionary<ushort, InflightMessage> Inflight { get; } = new();
+    public OrderedDictionary<ushort, InflightMessage> Inflight => _inflight ??= new();
 
     /// <summary>Inbound QoS 2 packet ids whose PUBLISH arrived and whose PUBREL has not (method A: the message was routed once).</summary>
-    public HashSet<ushort> InboundQoS2 { get; } = [];
+    public HashSet<ushort> InboundQoS2 => _inboundQoS2 ??= [];
 
     /// <summary>
     /// Inbound QoS 2 publishes whose hook verdict (the commit) is still pending, by packet id: a DUP that arrives on a
     /// resumed session meanwhile gets its PUBREC only when that verdict is in, never before the data is safe.
     /// </summary>
-    public Dictionary<ushort, PendingAck> InboundQoS2Pending { get; } = [];
+    public Dictionary<ushort, PendingAck> InboundQoS2Pending => _inboundQoS2Pending ??= [];
+
+    /// <summary>Messages waiting in <see cref="Queue"/>, without making it. Call under <see cref="Sync"/>.</summary>
+    public int QueuedCount => _queue?.Count ?? 0;
+
+    /// <summary>Outbound messages in flight, without making the window. Call under <see cref="Sync"/>.</summary>
+    public int InflightCount => _inflight?.Count ?? 0;
+
+    /// <summary>The next queued message, if any, without making the queue. Call under <see cref="Sync"/>.</summary>
+    public bool TryPeekQueued(out OutboundMessage next)
+    {
+        if (_queue is null)
+        {
+            next = default;
+            return false;
+        }
+
+        return _queue.TryPeek(out next);
+    }
+
+    /// <summary>The session's subscriptions, without making the dictionary. Call under <see cref="Sync"/>.</summary>
+    public IEnumerable<SessionSubscription> SubscriptionList => _subscriptions?.Values ?? Enumerable.Empty<SessionSubscription>();
+
+    /// <summary>Forgets subscriptions, queue, window and QoS 2 state (the session ends). Call under <see cref="Sync"/>.</summary>
+    public void ClearState()
+    {
+        _subscriptions = null;
+        _queue = null;
+        _inflight = null;
+        _inboundQoS2 = null;
+        _inboundQoS2Pending = null;
+        QueuedBytes = 0;
+    }
 
     public MqttServerConnection? Connection { get; set; }
 
@@ -162,7 +202,7 @@ internal sealed class MqttSession
         for (int i = 0; i < 65535; i++)
         {
             _lastPacketId = _lastPacketId == ushort.MaxValue ? (ushort)1 : (ushort)(_lastPacketId + 1);
-            if (!Inflight.ContainsKey(_lastPacketId))
+            if (_inflight is null || !_inflight.ContainsKey(_lastPacketId))
             {
                 return _lastPacketId;
             }

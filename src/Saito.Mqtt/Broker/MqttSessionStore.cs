@@ -43,7 +43,7 @@ internal sealed partial class MqttSessionStore(MqttBrokerOptions options, MqttBr
 
         lock (session.Sync)
         {
-            return (session.Queue.Count, session.QueuedBytes, session.Dropped);
+            return (session.QueuedCount, session.QueuedBytes, session.Dropped);
         }
     }
 
@@ -219,17 +219,12 @@ internal sealed partial class MqttSessionStore(MqttBrokerOptions options, MqttBr
     {
         lock (session.Sync)
         {
-            foreach (var subscription in session.Subscriptions.Values)
+            foreach (var subscription in session.SubscriptionList)
             {
                 tree.Remove(subscription.Filter, subscription.ShareGroup, session);
             }
 
-            session.Subscriptions.Clear();
-            session.Queue.Clear();
-            session.QueuedBytes = 0;
-            session.Inflight.Clear();
-            session.InboundQoS2.Clear();
-            session.InboundQoS2Pending.Clear();
+            session.ClearState();
         }
 
         return MqttWills.Take(session);

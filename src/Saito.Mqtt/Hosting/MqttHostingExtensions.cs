@@ -42,6 +42,8 @@ public static class MqttHostingExtensions
         services.AddSingleton<MqttBrokerMetrics>();
         services.AddSingleton<MqttBroker>();
         services.AddHostedService(sp => sp.GetRequiredService<MqttBroker>());
+        services.AddSingleton<MqttSocketListener>();
+        services.AddHostedService(sp => sp.GetRequiredService<MqttSocketListener>());
         services.AddHostedService<MqttStartupReport>();
         services.AddHealthChecks().AddCheck<MqttBrokerHealthCheck>("mqtt");
 
@@ -86,7 +88,7 @@ public static class MqttHostingExtensions
             });
         }
 
-        if (mqtt.Port > 0)
+        if (mqtt.Port > 0 && !MqttSocketListener.Serves(mqtt))
         {
             Listen(kestrel, mqtt.BindAddress, mqtt.Port, listen => listen.UseConnectionHandler<MqttConnectionHandler>());
         }
