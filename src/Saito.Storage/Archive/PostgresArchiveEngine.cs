@@ -24,7 +24,14 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
     private const string Journal = "archive_journal";
     private const string UniqueViolation = "23505";
 
-    private readonly NpgsqlDataSource _dataSource;
+    /// <summary>
+    /// Connections a run may hold beyond one per worker: the run lock's, and a lone worker's second batch in flight and
+    /// the next batch's plan (several workers keep one batch in flight each).
+    /// </summary>
+    public const int ExtraConnections = 3;
+
+    private readonly NpgsqlConnectionStringBuilder _settings;
+    private NpgsqlDataSource _dataSource;
     private readonly string? _archiveTablespace;
     private readonly string _description;
 
@@ -40,17 +47,38 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
             throw new ArgumentException("Storage:ConnectionString is required for PostgreSQL.", nameof(options));
         }
 
-        var builder = new NpgsqlDataSourceBuilder(options.ConnectionString);
-        builder.ConnectionStringBuilder.CommandTimeout = options.CommandTimeoutSeconds;
-        if (string.IsNullOrEmpty(builder.ConnectionStringBuilder.ApplicationName))
+        _settings = new NpgsqlConnectionStringBuilder(options.ConnectionString) { CommandTimeout = options.CommandTimeoutSeconds };
+        if (string.IsNullOrEmpty(_settings.ApplicationName))
         {
-            builder.ConnectionStringBuilder.ApplicationName = "saito-archiver";
+            _settings.ApplicationName = "saito-archiver";
         }
 
-        var settings = builder.ConnectionStringBuilder;
-        _description = $"PostgreSQL {settings.Host}:{settings.Port}/{settings.Database ?? settings.Username}";
+        _description = $"PostgreSQL {_settings.Host}:{_settings.Port}/{_settings.Database ?? _settings.Username}";
         _archiveTablespace = options.Postgres.ArchiveTablespace;
-        _dataSource = builder.Build();
+        _dataSource = Build(workers: 1);
+    }
+
+    /// <summary>
+    /// The pool for a run with <paramref name="workers"/> workers: at most <see cref="MaxConnections"/> connections
+    /// (the connection string's Maximum Pool Size is replaced), so the archiver never holds more than it needs,
+    /// however many slices and batches it has. Npgsql's own default is 100, PostgreSQL's <c>max_connections</c>.
+    /// </summary>
+    private NpgsqlDataSource Build(int workers)
+    {
+        var builder = new NpgsqlDataSourceBuilder(_settings.ConnectionString);
+        builder.ConnectionStringBuilder.MaxPoolSize = MaxConnections(workers);
+        builder.ConnectionStringBuilder.MinPoolSize = 0;
+        return builder.Build();
+    }
+
+    /// <summary>The most connections the archiver opens with <paramref name="workers"/> workers: one each, plus <see cref="ExtraConnections"/>.</summary>
+    public static int MaxConnections(int workers) => Math.Max(1, workers) + ExtraConnections;
+
+    public async Task UseWorkersAsync(int workers)
+    {
+        var previous = _dataSource;
+        _dataSource = Build(workers);
+        await previous.DisposeAsync();
     }
 
     public string Describe() => _description;
