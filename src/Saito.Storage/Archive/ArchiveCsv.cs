@@ -18,53 +18,88 @@ public static class ArchiveCsv
 
     public static string Header(ReadingKind kind, KeyStrategy keys) => string.Join(',', ReadingTables.Columns(kind, keys));
 
-    /// <summary>Opens a file for writing (gzip when asked); the caller disposes the writer, which closes the file.</summary>
-    public static StreamWriter CreateWriter(FileStream file, bool gzip)
-    {
-        ArgumentNullException.ThrowIfNull(file);
-        Stream stream = gzip ? new GZipStream(file, CompressionLevel.Fastest, leaveOpen: true) : file;
-        return new StreamWriter(stream, new UTF8Encoding(false), 1 << 16, leaveOpen: !gzip) { NewLine = "\n" };
-    }
+    /// <summary>The longest line <see cref="TryFormatRow"/> writes (a GUID key, four values, two times: 36 + 2 * 11 + 2 * 27 + 4 * 24 bytes, 8 commas and the line end, 217) with room to spare.</summary>
+    public const int MaxRowBytes = 256;
 
-    public static void WriteRow(StreamWriter writer, in ArchiveRow row, KeyStrategy keys, int valueCount)
+    /// <summary>
+    /// Writes one row as a line of UTF-8 (with its <c>\n</c>) into <paramref name="destination"/>, formatting each value
+    /// straight to bytes (no characters, no encoder); false when it does not fit (nothing usable was written). A
+    /// destination of <see cref="MaxRowBytes"/> always fits.
+    /// </summary>
+    public static bool TryFormatRow(Span<byte> destination, in ArchiveRow row, KeyStrategy keys, int valueCount, out int written)
     {
-        ArgumentNullException.ThrowIfNull(writer);
-        Span<char> buffer = stackalloc char[64];
         var reading = row.Reading;
+        var invariant = CultureInfo.InvariantCulture;
+        written = 0;
+        int n;
         if (keys != KeyStrategy.Natural)
         {
-            row.Id.TryFormat(buffer, out int written, "D");
-            writer.Write(buffer[..written]);
-            writer.Write(',');
+            if (!row.Id.TryFormat(destination, out n, "D") || !Comma(destination, ref n))
+            {
+                return false;
+            }
+
+            written = n;
         }
 
-        Write(writer, buffer, reading.DeviceId);
-        writer.Write(',');
-        Write(writer, buffer, reading.Channel);
-        writer.Write(',');
-        reading.Timestamp.TryFormat(buffer, out int ts, TimeFormat, CultureInfo.InvariantCulture);
-        writer.Write(buffer[..ts]);
+        if (!reading.DeviceId.TryFormat(destination[written..], out n, default, invariant) || !Comma(destination[written..], ref n))
+        {
+            return false;
+        }
+
+        written += n;
+        if (!reading.Channel.TryFormat(destination[written..], out n, default, invariant) || !Comma(destination[written..], ref n))
+        {
+            return false;
+        }
+
+        written += n;
+        if (!reading.Timestamp.TryFormat(destination[written..], out n, TimeFormat, invariant))
+        {
+            return false;
+        }
+
+        written += n;
         for (int i = 0; i < valueCount; i++)
         {
-            writer.Write(',');
+            if (!Put(destination, ref written, (byte)','))
+            {
+                return false;
+            }
+
             double? value = ReadingTables.Value(reading, i);
             if (value.HasValue)
             {
-                value.GetValueOrDefault().TryFormat(buffer, out int v, "R", CultureInfo.InvariantCulture);
-                writer.Write(buffer[..v]);
+                if (!value.GetValueOrDefault().TryFormat(destination[written..], out n, "R", invariant))
+                {
+                    return false;
+                }
+
+                written += n;
             }
         }
 
-        writer.Write(',');
-        reading.ReceivedAt.TryFormat(buffer, out int received, TimeFormat, CultureInfo.InvariantCulture);
-        writer.Write(buffer[..received]);
-        writer.Write('\n');
+        if (!Put(destination, ref written, (byte)',') ||
+            !reading.ReceivedAt.TryFormat(destination[written..], out n, TimeFormat, invariant))
+        {
+            return false;
+        }
+
+        written += n;
+        return Put(destination, ref written, (byte)'\n');
     }
 
-    private static void Write(StreamWriter writer, Span<char> buffer, int value)
+    private static bool Comma(Span<byte> destination, ref int written) => Put(destination, ref written, (byte)',');
+
+    private static bool Put(Span<byte> destination, ref int written, byte value)
     {
-        value.TryFormat(buffer, out int written, default, CultureInfo.InvariantCulture);
-        writer.Write(buffer[..written]);
+        if (written >= destination.Length)
+        {
+            return false;
+        }
+
+        destination[written++] = value;
+        return true;
     }
 
     /// <summary>Every row of an export file, in file order. Throws <see cref="InvalidDataException"/> on a malformed line.</summary>

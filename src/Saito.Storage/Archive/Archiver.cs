@@ -164,6 +164,7 @@ public sealed class Archiver : IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(request);
         var stopwatch = Stopwatch.StartNew();
+        await _engine.UseWorkersAsync(Math.Max(1, request.Threads));
         long cutoff = ReadingTime.ToUnixMicroseconds(ReadingTime.Truncate(request.Cutoff));
         var summary = new ArchiveRunSummary
         {

@@ -1,4 +1,7 @@
+using System.Buffers;
+using System.IO.Compression;
 using System.Security.Cryptography;
+using System.Text;
 using System.Text.Json;
 using System.Text.Json.Serialization;
 using Saito.Storage.Keys;
@@ -79,7 +82,10 @@ public static class ExportFiles
         return name + ".manifest.json";
     }
 
-    /// <summary>Writes the rows to <paramref name="dataPath"/> atomically; returns the file's SHA-256 (hex).</summary>
+    /// <summary>
+    /// Writes the rows to <paramref name="dataPath"/> atomically; returns the file's SHA-256 (hex), computed over the
+    /// bytes as they go to the file (the compressed bytes with gzip), so the file is never read back.
+    /// </summary>
     public static string WriteData(string dataPath, IReadOnlyList<ArchiveRow> rows, ReadingKind kind, KeyStrategy keys, bool gzip,
         Action<int>? afterRow = null)
     {
@@ -87,23 +93,49 @@ public static class ExportFiles
         Directory.CreateDirectory(Path.GetDirectoryName(dataPath)!);
         string temp = dataPath + TempSuffix;
         int valueCount = ReadingTables.ValueColumns(kind).Count;
-        using (var file = new FileStream(temp, FileMode.Create, FileAccess.ReadWrite, FileShare.None, 1 << 16))
+        using var hash = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(1 << 16);
+        try
         {
-            using (var writer = ArchiveCsv.CreateWriter(file, gzip))
+            // No FileStream buffer: the rows are formatted into one 64 KB buffer, hashed and written from there.
+            using (var file = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 0))
             {
-                writer.Write(ArchiveCsv.Header(kind, keys));
-                writer.Write('\n');
-                for (int i = 0; i < rows.Count; i++)
+                using (var hashed = new HashingWriteStream(file, hash))
                 {
-                    ArchiveCsv.WriteRow(writer, rows[i], keys, valueCount);
-                    afterRow?.Invoke(i);
-                }
-            }
+                    using (Stream target = gzip ? new GZipStream(hashed, CompressionLevel.Fastest, leaveOpen: true) : hashed)
+                    {
+                        int used = Encoding.UTF8.GetBytes(ArchiveCsv.Header(kind, keys), buffer);
+                        buffer[used++] = (byte)'\n';
+                        for (int i = 0; i < rows.Count; i++)
+                        {
+                            if (buffer.Length - used < ArchiveCsv.MaxRowBytes)
+                            {
+                                target.Write(buffer, 0, used);
+                                used = 0;
+                            }
 
-            file.Flush(flushToDisk: true);
+                            if (!ArchiveCsv.TryFormatRow(buffer.AsSpan(used), rows[i], keys, valueCount, out int written))
+                            {
+                                throw new InvalidOperationException($"Row {i} of {dataPath} does not fit in {ArchiveCsv.MaxRowBytes} bytes.");
+                            }
+
+                            used += written;
+                            afterRow?.Invoke(i);
+                        }
+
+                        target.Write(buffer, 0, used);
+                    }
+                }
+
+                file.Flush(flushToDisk: true);
+            }
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
         }
 
-        string sha = Sha256Of(temp);
+        string sha = Convert.ToHexStringLower(hash.GetHashAndReset());
         File.Move(temp, dataPath, overwrite: true);
         return sha;
     }
@@ -226,6 +258,40 @@ public static class ExportFiles
         CutoffUtc = ReadingTime.FromUnixMicroseconds(batch.CutoffMicros),
         CreatedUtc = DateTime.UtcNow,
     };
+}
+
+/// <summary>A write-only stream that hashes every byte on its way to the stream under it (which it leaves open).</summary>
+internal sealed class HashingWriteStream(Stream inner, IncrementalHash hash) : Stream
+{
+    public override bool CanRead => false;
+
+    public override bool CanSeek => false;
+
+    public override bool CanWrite => true;
+
+    public override long Length => throw new NotSupportedException();
+
+    public override long Position
+    {
+        get => throw new NotSupportedException();
+        set => throw new NotSupportedException();
+    }
+
+    public override void Write(byte[] buffer, int offset, int count) => Write(buffer.AsSpan(offset, count));
+
+    public override void Write(ReadOnlySpan<byte> buffer)
+    {
+        hash.AppendData(buffer);
+        inner.Write(buffer);
+    }
+
+    public override void Flush() => inner.Flush();
+
+    public override int Read(byte[] buffer, int offset, int count) => throw new NotSupportedException();
+
+    public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+
+    public override void SetLength(long value) => throw new NotSupportedException();
 }
 
 /// <summary>The three libc calls <see cref="ExportFiles.SyncDirectory"/> needs (Linux).</summary>

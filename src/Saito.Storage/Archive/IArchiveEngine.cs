@@ -22,6 +22,12 @@ internal interface IArchiveEngine : IAsyncDisposable
     /// </summary>
     Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken);
 
+    /// <summary>
+    /// Sizes the engine's connections for a run with this many workers (PostgreSQL: a pool of at most workers + 3);
+    /// called before a run starts, never during one.
+    /// </summary>
+    Task UseWorkersAsync(int workers);
+
     Task EnsureJournalAsync(CancellationToken cancellationToken);
 
     Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken);

@@ -98,6 +98,9 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
     public async Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken) =>
         await (await OpenAsync(cancellationToken)).HoldSessionLockAsync(RunLock, result => result is int code && code >= 0, cancellationToken, _timeoutSeconds);
 
+    /// <summary>Not sized here yet: SqlClient's pool (at most 100 by default) is used as configured.</summary>
+    public Task UseWorkersAsync(int workers) => Task.CompletedTask;
+
     public async Task EnsureJournalAsync(CancellationToken cancellationToken) => await ScalarAsync(JournalDdl(_archiveFilegroup), cancellationToken);
 
     public async Task<IReadOnlyList<ArchiveBatch>> LoadJournalAsync(bool unfinishedOnly, CancellationToken cancellationToken)

@@ -73,6 +73,9 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
         }
     }
 
+    /// <summary>SQLite opens a connection per step and has no pool to size.</summary>
+    public Task UseWorkersAsync(int workers) => Task.CompletedTask;
+
     public Task EnsureJournalAsync(CancellationToken cancellationToken)
     {
         RequireFile(_hot);

@@ -27,6 +27,26 @@ public sealed class ExportFormatTests : IDisposable
     }
 
     [Fact]
+    public void A_row_is_written_as_the_documented_csv_line()
+    {
+        var at = new DateTime(2026, 3, 1, 12, 0, 0, DateTimeKind.Utc).AddTicks(1_234_560);
+        var id = Guid.Parse("0196f0c2-1b2a-7c3d-8e4f-5a6b7c8d9e0f");
+        var rows = new List<ArchiveRow>
+        {
+            new(id, new Reading(ReadingKind.Biosensor, -7, 3, at, at.AddSeconds(1), 82, 0.1, null, -1.5e-300)),
+            new(id, new Reading(ReadingKind.Biosensor, int.MaxValue, 0, at, at, double.MaxValue, double.MinValue, -0.0, double.Epsilon)),
+        };
+        string path = ExportFiles.DataPath(_folder, "golden", ReadingKind.Biosensor, gzip: false);
+
+        ExportFiles.WriteData(path, rows, ReadingKind.Biosensor, KeyStrategy.Guid, gzip: false);
+
+        File.ReadAllText(path).ShouldBe(
+            ArchiveCsv.Header(ReadingKind.Biosensor, KeyStrategy.Guid) + "\n" +
+            "0196f0c2-1b2a-7c3d-8e4f-5a6b7c8d9e0f,-7,3,2026-03-01T12:00:00.123456Z,82,0.1,,-1.5E-300,2026-03-01T12:00:01.123456Z\n" +
+            "0196f0c2-1b2a-7c3d-8e4f-5a6b7c8d9e0f,2147483647,0,2026-03-01T12:00:00.123456Z,1.7976931348623157E+308,-1.7976931348623157E+308,-0,5E-324,2026-03-01T12:00:00.123456Z\n");
+    }
+
+    [Fact]
     public void Flushing_a_folder_works_on_a_real_folder_and_names_a_missing_one()
     {
         Directory.CreateDirectory(_folder);

@@ -146,6 +146,9 @@ public sealed class PostgresArchiveTestStorage : ArchiveTestStorage
         return storage;
     }
 
+    /// <summary>The test's own database (its name in <c>pg_stat_activity</c>).</summary>
+    public string Database => _database;
+
     public override StorageOptions Options() => new()
     {
         Provider = StorageProvider.Postgres,
