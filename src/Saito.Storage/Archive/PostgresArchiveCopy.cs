@@ -57,10 +57,25 @@ internal static class PostgresArchiveCopy
             used += 2;
             await copy.WriteAsync(buffer.AsMemory(0, used), cancellationToken);
         }
-        catch
+        catch (Exception failure)
         {
-            // Disposing a raw copy stream completes the COPY; an interrupted one must be cancelled instead (nothing is kept).
-            await copy.CancelAsync();
+            // Disposing a raw copy stream completes the COPY; an interrupted one must be cancelled instead (nothing is
+            // kept). A write cancelled by the token has made Npgsql end the COPY and close the connection already, so
+            // cancelling again fails: the caller must see the cancellation, not that (as PgBinaryCopy does).
+            try
+            {
+                await copy.CancelAsync();
+            }
+            catch (Exception e) when (e is ObjectDisposedException or NpgsqlException or IOException or OperationCanceledException)
+            {
+                // Ended already, or the connection is gone.
+            }
+
+            if (failure is NpgsqlException && cancellationToken.IsCancellationRequested)
+            {
+                throw new OperationCanceledException("The archive COPY was cancelled while its rows were being sent; the connection was closed.", failure, cancellationToken);
+            }
+
             throw;
         }
         finally

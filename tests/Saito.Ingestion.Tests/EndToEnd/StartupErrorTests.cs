@@ -18,7 +18,7 @@ public sealed class StartupErrorTests
         var failure = await Should.ThrowAsync<InvalidOperationException>(() => SaitoProcess.StartAsync(storage, taken));
 
         failure.Message.ShouldContain("exited with 3", customMessage: failure.Message);
-        failure.Message.ShouldContain($"Saito cannot start: Failed to bind to address http://127.0.0.1:{taken}: address already in use.");
+        failure.Message.ShouldContain($"Saito cannot start: Failed to bind to address mqtt://127.0.0.1:{taken}: address already in use.");
         failure.Message.ShouldContain("--Mqtt:Port=N");
     }
 }
