@@ -74,6 +74,17 @@ public sealed class SqliteStorageOptions
 {
     /// <summary>SQLite's synchronous setting (see docs/durability.md).</summary>
     public SqliteSynchronous Synchronous { get; set; } = SqliteSynchronous.Full;
+
+    /// <summary>
+    /// SQLite's <c>wal_autocheckpoint</c>, in pages (4 KiB): how large the write-ahead log grows before the commit that
+    /// passes it copies the log back into the database file. SQLite's default (1,000 pages, 4 MiB) made the writer
+    /// checkpoint every few commits when readings come from hundreds of devices (each commit writes a page per device),
+    /// writing the same pages back again and again; 20,000 (about 80 MiB of log on disk) writes each of them once per
+    /// checkpoint (issue 15, docs/benchmarks.md).
+    /// </summary>
+    public int WalAutoCheckpointPages { get; set; } = DefaultWalAutoCheckpointPages;
+
+    public const int DefaultWalAutoCheckpointPages = 20_000;
 }
 
 public sealed class PostgresStorageOptions
@@ -136,6 +147,11 @@ public sealed class StorageOptionsValidator : IValidateOptions<StorageOptions>
             {
                 failures.Add("Storage:ArchivePath must name a folder for the archive-tier SQLite file.");
             }
+        }
+
+        if (options.Sqlite.WalAutoCheckpointPages is < 100 or > 1_000_000)
+        {
+            failures.Add($"Storage:Sqlite:WalAutoCheckpointPages must be between 100 and 1,000,000 pages (was {options.Sqlite.WalAutoCheckpointPages}).");
         }
 
         if (options.Writers is < 1 or > 256)

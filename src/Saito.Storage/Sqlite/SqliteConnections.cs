@@ -27,7 +27,10 @@ internal sealed class SqliteConnections : DbDataSource
         // those pages were read back from the OS on every batch (a tenth of Saito's time with 320 sensors, issue 15).
         // busy_timeout: SQLite itself waits (with short sleeps) for another connection's lock, e.g. the archiver's
         // or a person's sqlite3, instead of failing with SQLITE_BUSY. synchronous is per connection, not per file.
-        _pragmas = $"PRAGMA busy_timeout = {checked(options.CommandTimeoutSeconds * 1000)}; PRAGMA synchronous = {Synchronous(options)}; PRAGMA cache_size = -65536;";
+        // wal_autocheckpoint is per connection too: the commit that takes the log past it checkpoints
+        // (Storage:Sqlite:WalAutoCheckpointPages).
+        _pragmas = $"PRAGMA busy_timeout = {checked(options.CommandTimeoutSeconds * 1000)}; PRAGMA synchronous = {Synchronous(options)}; " +
+            $"PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = {options.Sqlite.WalAutoCheckpointPages};";
     }
 
     public string File { get; }

@@ -148,6 +148,45 @@ public sealed class SqliteReadingStoreTests : ReadingStoreContractTests
         store.IsTransient(new SqliteException("no such table", SQLitePCL.raw.SQLITE_ERROR)).ShouldBeFalse();
     }
 
+    [Theory]
+    [InlineData(null, SqliteStorageOptions.DefaultWalAutoCheckpointPages)]
+    [InlineData(100, 100)]
+    [InlineData(250_000, 250_000)]
+    public async Task Every_connection_checkpoints_the_log_at_the_configured_size(int? configured, int expected)
+    {
+        await using var storage = new SqliteTestStorage();
+        Directory.CreateDirectory(storage.HotPath);
+        var options = storage.Options(KeyStrategy.Natural);
+        if (configured is { } pages)
+        {
+            options.Sqlite.WalAutoCheckpointPages = pages;
+        }
+
+        using var connections = new SqliteConnections(storage.File(StorageTier.Hot), options);
+        using var connection = connections.Open();
+        using var command = connection.CreateCommand();
+        command.CommandText = "PRAGMA wal_autocheckpoint";
+
+        Convert.ToInt32(command.ExecuteScalar(), System.Globalization.CultureInfo.InvariantCulture).ShouldBe(expected);
+        expected.ShouldNotBe(1000, "SQLite's own default would mean the setting was not applied");
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(99)]
+    [InlineData(1_000_001)]
+    public void A_checkpoint_size_outside_100_to_a_million_pages_is_refused_with_the_setting_named(int pages)
+    {
+        var options = new StorageOptions();
+        options.Sqlite.WalAutoCheckpointPages = pages;
+
+        var result = new StorageOptionsValidator().Validate(null, options);
+
+        result.Failed.ShouldBeTrue();
+        result.FailureMessage.ShouldContain($"Storage:Sqlite:WalAutoCheckpointPages must be between 100 and 1,000,000 pages (was {pages}).");
+        new StorageOptionsValidator().Validate(null, new StorageOptions()).Succeeded.ShouldBeTrue();
+    }
+
     [Fact]
     public async Task Describe_names_both_files_and_the_synchronous_setting()
     {
