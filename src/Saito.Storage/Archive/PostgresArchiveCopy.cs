@@ -1,90 +1,72 @@
-using System.Buffers;
 using System.Buffers.Binary;
 using Npgsql;
 using Saito.Readings;
 using Saito.Storage.Keys;
+using Saito.Storage.Postgres;
 
 namespace Saito.Storage.Archive;
 
 /// <summary>
-/// Rows into a PostgreSQL table through a raw binary <c>COPY ... FROM STDIN (FORMAT BINARY)</c>, encoded here: each
-/// value goes straight into a 64 KB buffer with <see cref="BinaryPrimitives"/>. Npgsql's <see cref="NpgsqlBinaryImporter"/>
-/// binds every value through its type resolution (an awaited write per value, a parameter per value); with four
-/// workers that was half of the archiver's CPU and PostgreSQL's backends sat in <c>ClientRead</c> (docs/archiver.md#speed).
-/// The format (PostgreSQL's "Binary Format" of COPY): an 11-byte signature, flags and header-extension length (0, 0);
-/// per row the field count (int16), then per field its length (int32, -1 for NULL) and its bytes, big-endian:
-/// <c>uuid</c> its 16 bytes in RFC order, <c>integer</c> 4 bytes, <c>timestamptz</c> microseconds since
-/// 2000-01-01 UTC (int64), <c>double precision</c> IEEE 754 (8 bytes); a trailer of -1 (int16).
+/// The archiver's rows in and out of PostgreSQL as raw binary COPY. In: <see cref="PgBinaryCopy"/>, the encoder the
+/// readings' writes use (Npgsql's <see cref="NpgsqlBinaryImporter"/> bound every value through its type resolution: with
+/// four workers that was half of the archiver's CPU and PostgreSQL's backends sat in <c>ClientRead</c>,
+/// docs/archiver.md#speed). Out: <c>COPY (query) TO STDOUT (FORMAT BINARY)</c>, decoded here. The format (PostgreSQL's
+/// "Binary Format" of COPY): an 11-byte signature, flags and header-extension length; per row the field count (int16),
+/// then per field its length (int32, -1 for NULL) and its bytes, big-endian: <c>uuid</c> its 16 bytes in RFC order,
+/// <c>integer</c> 4 bytes, <c>timestamptz</c> microseconds since 2000-01-01 UTC (int64), <c>double precision</c> IEEE
+/// 754 (8 bytes); a trailer of -1 (int16).
 /// </summary>
 internal static class PostgresArchiveCopy
 {
     private static ReadOnlySpan<byte> Signature => [(byte)'P', (byte)'G', (byte)'C', (byte)'O', (byte)'P', (byte)'Y', (byte)'\n', 0xFF, (byte)'\r', (byte)'\n', 0];
 
-    private static ReadOnlySpan<byte> HeaderTail => [0, 0, 0, 0, 0, 0, 0, 0];
-
     /// <summary>Microseconds from the Unix epoch to PostgreSQL's (2000-01-01 UTC).</summary>
     private const long PostgresEpochMicros = 946_684_800_000_000;
 
-    /// <summary>A row at most: field count, a uuid, two integers, two times, four values (with their lengths).</summary>
+    /// <summary>A row at most: field count, a uuid, two integers, two times, four values (with their lengths); sizes the read buffer.</summary>
     private const int MaxRowBytes = 2 + (4 + 16) + (2 * (4 + 4)) + (2 * (4 + 8)) + (4 * (4 + 8));
 
-    /// <summary>Copies <paramref name="rows"/> into <paramref name="table"/> (its columns in <see cref="ReadingTables.Columns"/> order).</summary>
+    /// <summary>
+    /// Copies <paramref name="rows"/> into <paramref name="table"/> (its columns in <see cref="ReadingTables.Columns"/>
+    /// order) through <see cref="PgBinaryCopy"/>, the readings' own encoder: an interrupted copy is cancelled and keeps
+    /// nothing, and a cancelled one reads as a cancellation.
+    /// </summary>
     public static async Task CopyAsync(NpgsqlConnection connection, string table, ReadingKind kind, KeyStrategy keys, IReadOnlyList<ArchiveRow> rows,
         CancellationToken cancellationToken)
     {
         int valueCount = ReadingTables.ValueColumns(kind).Count;
         short fields = (short)ReadingTables.Columns(kind, keys).Count;
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(1 << 16);
-        var copy = await connection.BeginRawBinaryCopyAsync(
-            $"COPY {table} ({string.Join(", ", ReadingTables.Columns(kind, keys))}) FROM STDIN (FORMAT BINARY)", cancellationToken);
-        try
+        await using var copy = await PgBinaryCopy.BeginAsync(connection,
+            $"COPY {table} ({string.Join(", ", ReadingTables.Columns(kind, keys))}) FROM STDIN (FORMAT BINARY)", timeout: null, cancellationToken);
+        for (int i = 0; i < rows.Count; i++)
         {
-            Signature.CopyTo(buffer);
-            HeaderTail.CopyTo(buffer.AsSpan(Signature.Length));
-            int used = Signature.Length + HeaderTail.Length;
-            for (int i = 0; i < rows.Count; i++)
+            var reading = rows[i].Reading;
+            await copy.StartRowAsync(fields, cancellationToken);
+            if (keys != KeyStrategy.Natural)
             {
-                if (buffer.Length - used < MaxRowBytes)
+                copy.Uuid(rows[i].Id);
+            }
+
+            copy.Int32(reading.DeviceId);
+            copy.Int32(reading.Channel);
+            copy.TimestampTz(reading.Timestamp);
+            for (int v = 0; v < valueCount; v++)
+            {
+                if (ReadingTables.Value(reading, v) is { } value)
                 {
-                    await copy.WriteAsync(buffer.AsMemory(0, used), cancellationToken);
-                    used = 0;
+                    copy.Float8(value);
                 }
-
-                used += WriteRow(buffer.AsSpan(used), rows[i], keys, fields, valueCount);
+                else
+                {
+                    copy.Null();
+                }
             }
 
-            BinaryPrimitives.WriteInt16BigEndian(buffer.AsSpan(used), -1);
-            used += 2;
-            await copy.WriteAsync(buffer.AsMemory(0, used), cancellationToken);
-        }
-        catch (Exception failure)
-        {
-            // Disposing a raw copy stream completes the COPY; an interrupted one must be cancelled instead (nothing is
-            // kept). A write cancelled by the token has made Npgsql end the COPY and close the connection already, so
-            // cancelling again fails: the caller must see the cancellation, not that (as PgBinaryCopy does).
-            try
-            {
-                await copy.CancelAsync();
-            }
-            catch (Exception e) when (e is ObjectDisposedException or NpgsqlException or IOException or OperationCanceledException)
-            {
-                // Ended already, or the connection is gone.
-            }
-
-            if (failure is NpgsqlException && cancellationToken.IsCancellationRequested)
-            {
-                throw new OperationCanceledException("The archive COPY was cancelled while its rows were being sent; the connection was closed.", failure, cancellationToken);
-            }
-
-            throw;
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(buffer);
+            copy.TimestampTz(reading.ReceivedAt);
         }
 
         // Ends the COPY and waits for the server's answer: a key already in the table throws here (unique violation).
-        await copy.DisposeAsync();
+        await copy.CompleteAsync(cancellationToken);
     }
 
     /// <summary>
@@ -178,52 +160,4 @@ internal static class PostgresArchiveCopy
     }
 
     private static DateTime Time(ReadOnlySpan<byte> field) => ReadingTime.FromUnixMicroseconds(BinaryPrimitives.ReadInt64BigEndian(field) + PostgresEpochMicros);
-
-    private static int WriteRow(Span<byte> span, in ArchiveRow row, KeyStrategy keys, short fields, int valueCount)
-    {
-        var reading = row.Reading;
-        BinaryPrimitives.WriteInt16BigEndian(span, fields);
-        int at = 2;
-        if (keys != KeyStrategy.Natural)
-        {
-            BinaryPrimitives.WriteInt32BigEndian(span[at..], 16);
-            row.Id.TryWriteBytes(span[(at + 4)..], bigEndian: true, out _);
-            at += 20;
-        }
-
-        at += Int32(span[at..], reading.DeviceId);
-        at += Int32(span[at..], reading.Channel);
-        at += Time(span[at..], reading.Timestamp);
-        for (int i = 0; i < valueCount; i++)
-        {
-            if (ReadingTables.Value(reading, i) is { } value)
-            {
-                BinaryPrimitives.WriteInt32BigEndian(span[at..], 8);
-                BinaryPrimitives.WriteDoubleBigEndian(span[(at + 4)..], value);
-                at += 12;
-            }
-            else
-            {
-                BinaryPrimitives.WriteInt32BigEndian(span[at..], -1);
-                at += 4;
-            }
-        }
-
-        at += Time(span[at..], reading.ReceivedAt);
-        return at;
-    }
-
-    private static int Int32(Span<byte> span, int value)
-    {
-        BinaryPrimitives.WriteInt32BigEndian(span, 4);
-        BinaryPrimitives.WriteInt32BigEndian(span[4..], value);
-        return 8;
-    }
-
-    private static int Time(Span<byte> span, DateTime utc)
-    {
-        BinaryPrimitives.WriteInt32BigEndian(span, 8);
-        BinaryPrimitives.WriteInt64BigEndian(span[4..], ReadingTime.ToUnixMicroseconds(utc) - PostgresEpochMicros);
-        return 12;
-    }
 }

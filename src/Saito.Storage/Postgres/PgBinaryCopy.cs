@@ -32,10 +32,15 @@ internal sealed class PgBinaryCopy : IAsyncDisposable
         _at = Header.Length;
     }
 
-    public static async Task<PgBinaryCopy> BeginAsync(NpgsqlConnection connection, string copySql, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <summary>Starts the COPY; <paramref name="timeout"/> bounds each write and the server's answer (null: Npgsql's default).</summary>
+    public static async Task<PgBinaryCopy> BeginAsync(NpgsqlConnection connection, string copySql, TimeSpan? timeout, CancellationToken cancellationToken)
     {
         var stream = await connection.BeginRawBinaryCopyAsync(copySql, cancellationToken);
-        stream.WriteTimeout = stream.ReadTimeout = checked((int)timeout.TotalMilliseconds);
+        if (timeout is { } bound)
+        {
+            stream.WriteTimeout = stream.ReadTimeout = checked((int)bound.TotalMilliseconds);
+        }
+
         return new PgBinaryCopy(stream);
     }
 

@@ -168,7 +168,13 @@ public sealed class SqliteReadingStoreTests : ReadingStoreContractTests
         command.CommandText = "PRAGMA wal_autocheckpoint";
 
         Convert.ToInt32(command.ExecuteScalar(), System.Globalization.CultureInfo.InvariantCulture).ShouldBe(expected);
-        expected.ShouldNotBe(1000, "SQLite's own default would mean the setting was not applied");
+
+        // The setting is the connection's, not the file's: one opened without Saito's pragmas has SQLite's own 1,000.
+        using var plain = new SqliteConnection($"Data Source={storage.File(StorageTier.Hot)};Pooling=False");
+        plain.Open();
+        using var plainCommand = plain.CreateCommand();
+        plainCommand.CommandText = "PRAGMA wal_autocheckpoint";
+        Convert.ToInt32(plainCommand.ExecuteScalar(), System.Globalization.CultureInfo.InvariantCulture).ShouldBe(1000);
     }
 
     [Theory]
