@@ -26,7 +26,8 @@ namespace Saito.Storage.Archive;
 /// </summary>
 internal sealed class SqlServerArchiveEngine : IArchiveEngine
 {
-    private readonly string _connectionString;
+    private readonly string _configured;
+    private string _connectionString;
     private readonly string _description;
     private readonly string? _archiveFilegroup;
     private readonly int _timeoutSeconds;
@@ -49,7 +50,8 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             builder.ApplicationName = "saito-archiver";
         }
 
-        _connectionString = builder.ConnectionString;
+        _configured = builder.ConnectionString;
+        _connectionString = Pooled(_configured, workers: 1);
         _description = $"SQL Server {builder.DataSource}/{builder.InitialCatalog}";
         _archiveFilegroup = SqlServerSql.ValidFilegroup(options.SqlServer.ArchiveFilegroup, "Storage:SqlServer:ArchiveFilegroup");
         _timeoutSeconds = options.CommandTimeoutSeconds;
@@ -98,8 +100,34 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
     public async Task<IAsyncDisposable?> TryLockRunAsync(CancellationToken cancellationToken) =>
         await (await OpenAsync(cancellationToken)).HoldSessionLockAsync(RunLock, result => result is int code && code >= 0, cancellationToken, _timeoutSeconds);
 
-    /// <summary>Not sized here yet: SqlClient's pool (at most 100 by default) is used as configured.</summary>
-    public Task UseWorkersAsync(int workers) => Task.CompletedTask;
+    /// <summary>
+    /// Sizes the pool for a run with <paramref name="workers"/> workers: at most
+    /// <see cref="PostgresArchiveEngine.MaxConnections"/> connections, as on PostgreSQL (the connection string's
+    /// <c>Max Pool Size</c> is replaced; SqlClient's default is 100). The previous size's idle connections are closed.
+    /// </summary>
+    public Task UseWorkersAsync(int workers)
+    {
+        string previous = _connectionString;
+        _connectionString = Pooled(_configured, workers);
+        if (!string.Equals(previous, _connectionString, StringComparison.Ordinal))
+        {
+            ClearPool(previous);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    /// <summary>The connection string the engine opens connections with now (its pool's size included).</summary>
+    internal string ConnectionString => _connectionString;
+
+    internal static string Pooled(string connectionString, int workers) =>
+        new SqlConnectionStringBuilder(connectionString) { MaxPoolSize = PostgresArchiveEngine.MaxConnections(workers), MinPoolSize = 0 }.ConnectionString;
+
+    private static void ClearPool(string connectionString)
+    {
+        using var connection = new SqlConnection(connectionString);
+        SqlConnection.ClearPool(connection);
+    }
 
     public async Task EnsureJournalAsync(CancellationToken cancellationToken) => await ScalarAsync(JournalDdl(_archiveFilegroup), cancellationToken);
 
@@ -358,8 +386,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
 
     public ValueTask DisposeAsync()
     {
-        using var connection = new SqlConnection(_connectionString);
-        SqlConnection.ClearPool(connection);
+        ClearPool(_connectionString);
         return ValueTask.CompletedTask;
     }
 }

@@ -51,6 +51,33 @@ public abstract partial class ArchiverContractTests
     }
 
     /// <summary>Old readings exactly in the archive, new ones exactly in hot, the union unchanged (count and checksum), verify clean.</summary>
+    /// <summary>
+    /// Runs the archiver on 5-row batches over every slice, so each worker (and a lone worker's second batch in flight)
+    /// opens and closes connections as fast as it can, while <paramref name="sessions"/> (another connection) counts the
+    /// archiver's sessions on the server: they never exceed one per worker plus three (docs/archiver.md#connections).
+    /// </summary>
+    protected static async Task ShouldStayWithinItsConnectionsAsync(ArchiveTestStorage storage, int threads, Func<Task<long>> sessions)
+    {
+        await using var archiver = storage.CreateArchiver();
+        var run = archiver.RunAsync(Request(storage, batchRows: 5, threads: threads), Token);
+        long peak = 0;
+        int samples = 0;
+        while (!run.IsCompleted)
+        {
+            peak = Math.Max(peak, await sessions());
+            samples++;
+        }
+
+        var summary = await run;
+        summary.Failures.ShouldBeEmpty();
+        summary.RowsMoved.ShouldBe(OldReadings.Count);
+        samples.ShouldBeGreaterThan(0);
+        peak.ShouldBeGreaterThan(0, "the sampler saw the archiver's connections");
+        PostgresArchiveEngine.MaxConnections(threads).ShouldBe(threads + 3);
+        peak.ShouldBeLessThanOrEqualTo(PostgresArchiveEngine.MaxConnections(threads));
+        await ShouldBeMovedExactlyAsync(storage);
+    }
+
     protected static async Task ShouldBeMovedExactlyAsync(ArchiveTestStorage storage)
     {
         var (hot, archive) = await TiersAsync(storage);

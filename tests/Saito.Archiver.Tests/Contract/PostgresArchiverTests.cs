@@ -1,6 +1,5 @@
 using Npgsql;
 using Saito.Archiver.Tests.Infrastructure;
-using Saito.Storage.Archive;
 using Saito.Storage.Keys;
 
 namespace Saito.Archiver.Tests.Contract;
@@ -30,29 +29,11 @@ public sealed class PostgresArchiverTests(PostgresServer server) : ArchiverContr
     public async Task A_run_never_holds_more_connections_than_its_workers_plus_three(int threads)
     {
         await using var storage = (PostgresArchiveTestStorage)await SeededAsync(CreateStorageAsync, KeyStrategy.Natural);
-        await using var archiver = storage.CreateArchiver();
         await using var sampler = new NpgsqlConnection(new NpgsqlConnectionStringBuilder(server.ConnectionString) { Database = "postgres", Pooling = false }.ToString());
         await sampler.OpenAsync(Token);
         await using var count = new NpgsqlCommand(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'saito-archiver'", sampler);
         count.Parameters.Add(new NpgsqlParameter<string> { TypedValue = storage.Database });
-
-        var run = archiver.RunAsync(Request(storage, batchRows: 5, threads: threads), Token);
-        long peak = 0;
-        int samples = 0;
-        while (!run.IsCompleted)
-        {
-            peak = Math.Max(peak, (long)(await count.ExecuteScalarAsync(Token))!);
-            samples++;
-        }
-
-        var summary = await run;
-        summary.Failures.ShouldBeEmpty();
-        summary.RowsMoved.ShouldBe(OldReadings.Count);
-        samples.ShouldBeGreaterThan(0);
-        peak.ShouldBeGreaterThan(0, "the sampler saw the archiver's connections");
-        PostgresArchiveEngine.MaxConnections(threads).ShouldBe(threads + 3);
-        peak.ShouldBeLessThanOrEqualTo(PostgresArchiveEngine.MaxConnections(threads));
-        await ShouldBeMovedExactlyAsync(storage);
+        await ShouldStayWithinItsConnectionsAsync(storage, threads, async () => (long)(await count.ExecuteScalarAsync(Token))!);
     }
 }

@@ -1,4 +1,5 @@
 using System.Data.SqlTypes;
+using Microsoft.Data.SqlClient;
 using Microsoft.Data.Sqlite;
 using Saito.Storage.Archive;
 using Saito.Storage.Keys;
@@ -9,6 +10,34 @@ namespace Saito.Archiver.Tests.SqlServer;
 /// <summary>The archiver's T-SQL without a server: the text, the spelled-out key comparisons, the GUID slice boundaries.</summary>
 public sealed class SqlServerArchiveSqlTests
 {
+    [Fact]
+    public async Task The_pool_is_sized_for_each_run_to_its_workers_plus_three_keeping_the_rest_of_the_connection_string()
+    {
+        var options = new StorageOptions
+        {
+            Provider = StorageProvider.SqlServer,
+            ConnectionString = "Server=tcp:127.0.0.1,1;Database=saito;User ID=archiver;Password=x;Max Pool Size=500;Min Pool Size=50;Connect Timeout=7",
+        };
+        await using var engine = new SqlServerArchiveEngine(options, IArchivePauses.None);
+
+        var before = new SqlConnectionStringBuilder(engine.ConnectionString);
+        before.MaxPoolSize.ShouldBe(4, "before a run: one worker plus three");
+        before.MinPoolSize.ShouldBe(0);
+
+        await engine.UseWorkersAsync(6);
+        var sized = new SqlConnectionStringBuilder(engine.ConnectionString);
+        sized.MaxPoolSize.ShouldBe(9);
+        sized.MinPoolSize.ShouldBe(0);
+        sized.DataSource.ShouldBe("tcp:127.0.0.1,1");
+        sized.InitialCatalog.ShouldBe("saito");
+        sized.UserID.ShouldBe("archiver");
+        sized.ConnectTimeout.ShouldBe(7);
+        sized.ApplicationName.ShouldBe("saito-archiver");
+
+        await engine.UseWorkersAsync(0);
+        new SqlConnectionStringBuilder(engine.ConnectionString).MaxPoolSize.ShouldBe(4, "no workers asked for counts as one");
+    }
+
     [Fact]
     public void Guid_slices_follow_sql_server_uniqueidentifier_order_without_gaps_or_overlaps()
     {

@@ -26,6 +26,21 @@ public sealed class SqlServerArchiverTests : ArchiverContractTests
 
         return await SqlServerArchiveTestStorage.CreateAsync(server, keys);
     }
+
+    /// <summary>As on PostgreSQL, sampling <c>sys.dm_exec_sessions</c> for the run's database.</summary>
+    [Theory]
+    [InlineData(1)]
+    [InlineData(6)]
+    public async Task A_run_never_holds_more_connections_than_its_workers_plus_three(int threads)
+    {
+        await using var storage = (SqlServerArchiveTestStorage)await SeededAsync(CreateStorageAsync, KeyStrategy.Natural);
+        await using var sampler = new SqlConnection(new SqlConnectionStringBuilder(storage.ServerConnectionString) { InitialCatalog = "master", Pooling = false }.ConnectionString);
+        await sampler.OpenAsync(Token);
+        await using var count = new SqlCommand(
+            "SELECT count(*) FROM sys.dm_exec_sessions WHERE database_id = DB_ID(@database) AND program_name = 'saito-archiver'", sampler);
+        count.Parameters.AddWithValue("@database", storage.Database);
+        await ShouldStayWithinItsConnectionsAsync(storage, threads, async () => (int)(await count.ExecuteScalarAsync(Token))!);
+    }
 }
 
 /// <summary>A database of its own for one test on the SAITO_TEST_SQLSERVER server, dropped afterwards.</summary>
@@ -41,6 +56,12 @@ public sealed class SqlServerArchiveTestStorage : ArchiveTestStorage
     }
 
     private string ConnectionString => new SqlConnectionStringBuilder(_server) { InitialCatalog = _database }.ConnectionString;
+
+    /// <summary>The SAITO_TEST_SQLSERVER connection string this storage's database is on.</summary>
+    public string ServerConnectionString => _server;
+
+    /// <summary>This test's database.</summary>
+    public string Database => _database;
 
     public static async Task<SqlServerArchiveTestStorage> CreateAsync(string server, KeyStrategy keys)
     {
