@@ -307,6 +307,18 @@ internal static class IngestCommand
 
         private double MosquittoReadingsPerSecond => mosquitto is null ? double.NaN : mosquitto.AckedReadings / mosquitto.Seconds;
 
+        /// <summary>CPU per committed reading in Saito's arm: Saito, PostgreSQL, the load tool (the generator), and their sum.</summary>
+        private (double Saito, double Postgres, double Tool, double Sum) Costs()
+        {
+            double saito = CpuBudget.MicrosPerReading(r.Cores.Process, ReadingsPerSecond);
+            double postgres = CpuBudget.MicrosPerReading(r.Cores.Postgres, ReadingsPerSecond);
+            double tool = CpuBudget.MicrosPerReading(r.Cores.Tool, ReadingsPerSecond);
+            return (saito, postgres, tool, saito + postgres + tool);
+        }
+
+        /// <summary>Cores 0.8x Mosquitto's rate would take at this run's costs per reading (Saito, PostgreSQL and the generator).</summary>
+        private double CoresForTarget => CpuBudget.CoresNeeded(0.8 * MosquittoReadingsPerSecond, Costs().Sum);
+
         private IEnumerable<long> Rss => r.Samples.Select(x => x.ResidentBytes).Where(x => x > 0);
 
         /// <summary>
@@ -345,6 +357,17 @@ internal static class IngestCommand
 
             table.AddRow("cores: Saito / PostgreSQL / load tool / rest / machine",
                 $"{F(r.Cores.Process)} / {F(r.Cores.Postgres)} / {F(r.Cores.Tool)} / {F(r.Cores.Rest)} / {F(r.Cores.Machine)}");
+            var costs = Costs();
+            table.AddRow("CPU µs per reading: Saito / PostgreSQL / load tool / sum",
+                $"{F(costs.Saito)} / {F(costs.Postgres)} / {F(costs.Tool)} / {F(costs.Sum)}");
+            if (mosquitto is not null)
+            {
+                table.AddRow("Mosquitto arm, CPU µs per reading: broker / load tool",
+                    $"{F(CpuBudget.MicrosPerReading(mosquitto.Cores.Process, MosquittoReadingsPerSecond))} / {F(CpuBudget.MicrosPerReading(mosquitto.Cores.Tool, MosquittoReadingsPerSecond))}");
+                table.AddRow("cores 0.8x Mosquitto's rate takes at these costs",
+                    $"{F(CoresForTarget)} of {Environment.ProcessorCount} ({0.8 * MosquittoReadingsPerSecond:N0} readings/s x {F(costs.Sum)} µs)");
+            }
+
             AnsiConsole.Write(table);
 
             AnsiConsole.MarkupLine(AllStored
@@ -440,6 +463,14 @@ internal static class IngestCommand
                 mosquitto_rest_cores = mosquitto?.Cores.Rest,
                 mosquitto_machine_cores = mosquitto?.Cores.Machine,
                 ratio_to_mosquitto = mosquitto is null ? (double?)null : ReadingsPerSecond / MosquittoReadingsPerSecond,
+                cpu_us_per_reading = new { saito = Costs().Saito, postgres = Costs().Postgres, tool = Costs().Tool, sum = Costs().Sum },
+                mosquitto_cpu_us_per_reading = mosquitto is null ? null : new
+                {
+                    broker = CpuBudget.MicrosPerReading(mosquitto.Cores.Process, MosquittoReadingsPerSecond),
+                    tool = CpuBudget.MicrosPerReading(mosquitto.Cores.Tool, MosquittoReadingsPerSecond),
+                },
+                cores_for_target = mosquitto is null ? (double?)null : CoresForTarget,
+                processor_count = Environment.ProcessorCount,
                 targets = Verdicts().Select(v => new { met = v.Met, v.Text }),
             };
             await File.WriteAllTextAsync(Path.Combine(dir, "results.json"), JsonSerializer.Serialize(json, s_json), token);

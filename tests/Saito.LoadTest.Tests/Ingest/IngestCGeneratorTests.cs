@@ -52,6 +52,21 @@ public sealed class IngestCGeneratorTests : IDisposable
         results.GetProperty("mosquitto_tool_cores").GetDouble().ShouldBeGreaterThan(0);
         results.GetProperty("mosquitto_machine_cores").GetDouble().ShouldBeGreaterThan(0, "what the machine did while Mosquitto ran");
 
+        // CPU per reading, derived from the cores and the rates above (docs/benchmarks.md, "CPU per reading").
+        double rate = results.GetProperty("committed_readings_per_s").GetDouble();
+        double mosquittoRate = results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble();
+        var costs = results.GetProperty("cpu_us_per_reading");
+        costs.GetProperty("saito").GetDouble().ShouldBe(results.GetProperty("saito_cores").GetDouble() / rate * 1e6, 1e-6);
+        costs.GetProperty("tool").GetDouble().ShouldBe(results.GetProperty("tool_cores").GetDouble() / rate * 1e6, 1e-6);
+        costs.GetProperty("postgres").GetDouble().ShouldBe(0, "SQLite: no PostgreSQL");
+        costs.GetProperty("sum").GetDouble().ShouldBe(costs.GetProperty("saito").GetDouble() + costs.GetProperty("tool").GetDouble(), 1e-6);
+        costs.GetProperty("saito").GetDouble().ShouldBeGreaterThan(0);
+        var reference = results.GetProperty("mosquitto_cpu_us_per_reading");
+        reference.GetProperty("broker").GetDouble().ShouldBe(results.GetProperty("mosquitto_cores").GetDouble() / mosquittoRate * 1e6, 1e-6);
+        reference.GetProperty("tool").GetDouble().ShouldBeGreaterThan(0);
+        results.GetProperty("cores_for_target").GetDouble().ShouldBe(0.8 * mosquittoRate * costs.GetProperty("sum").GetDouble() / 1e6, 1e-6);
+        results.GetProperty("processor_count").GetInt32().ShouldBe(Environment.ProcessorCount);
+
         foreach (var generator in new[] { saito, mosquitto })
         {
             generator.GetProperty("errors").GetInt64().ShouldBe(0, generator.ToString());
@@ -90,6 +105,17 @@ public sealed class IngestCGeneratorTests : IDisposable
         run.Exit.ShouldBe(2);
         console.ToString().ShouldContain("--generator c publishes one reading per message");
         Directory.Exists(outDir).ShouldBeFalse("nothing was measured");
+    }
+
+    [Fact]
+    public void Cpu_per_reading_is_cores_over_rate_and_a_rate_takes_rate_times_that()
+    {
+        CpuBudget.MicrosPerReading(1.1, 120_000).ShouldBe(9.1667, 1e-4);
+        CpuBudget.MicrosPerReading(0.99, 270_600).ShouldBe(3.6585, 1e-4);
+        CpuBudget.CoresNeeded(216_480, 11.7).ShouldBe(2.5328, 1e-4);
+        CpuBudget.CoresNeeded(100_000, 0).ShouldBe(0);
+        double.IsNaN(CpuBudget.MicrosPerReading(1, 0)).ShouldBeTrue("no readings: no cost per reading");
+        double.IsNaN(CpuBudget.MicrosPerReading(double.NaN, 1000)).ShouldBeTrue("cores not measured");
     }
 
     [Fact]
