@@ -32,9 +32,11 @@ public sealed class BoundedMemoryTests
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
         await publisher.ConnectAsync(MqttProtocolVersion.V311, "pub-" + Guid.NewGuid().ToString("N")[..8], keepAliveSeconds: 0);
         var payload = new byte[1000];
-        var received = ReceiveAsync(healthy, Messages, token);
+        using var arrivals = new SemaphoreSlim(0);
+        var received = ReceiveAsync(healthy, Messages, arrivals, token);
         for (int i = 0; i < Messages; i++)
         {
+            await KeepUpAsync(arrivals, i, token);
             await publisher.SendAsync(new PublishPacket { Topic = topic, Payload = payload, QoS = MqttQoS.AtLeastOnce, PacketId = (ushort)(i + 1) });
             (await publisher.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(10))).PacketId.ShouldBe((ushort)(i + 1));
         }
@@ -65,7 +67,8 @@ public sealed class BoundedMemoryTests
         // The stalled subscriber subscribes at QoS 1, then never reads nor acknowledges again.
         await using var stuck = await SubscribedAsync(saito, stuckId, topic, MqttQoS.AtLeastOnce, token);
         await using var healthy = await SubscribedAsync(saito, healthyId, topic, MqttQoS.AtMostOnce, token);
-        var received = ReceiveAsync(healthy, Messages, token);
+        using var arrivals = new SemaphoreSlim(0);
+        var received = ReceiveAsync(healthy, Messages, arrivals, token);
 
         // The publisher is acknowledged for every message, promptly: a stalled subscriber does not hold it back.
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
@@ -74,6 +77,7 @@ public sealed class BoundedMemoryTests
         long maxQueued = 0;
         for (int i = 0; i < Messages; i++)
         {
+            await KeepUpAsync(arrivals, i, token);
             await publisher.SendAsync(new PublishPacket { Topic = topic, Payload = payload, QoS = MqttQoS.AtLeastOnce, PacketId = (ushort)(i + 1) });
             (await publisher.ExpectAsync<PublishAckPacket>(TimeSpan.FromSeconds(10))).PacketId.ShouldBe((ushort)(i + 1));
             maxQueued = Math.Max(maxQueued, saito.Broker.QueueOf(stuckId)!.Value.Bytes);
@@ -164,16 +168,34 @@ public sealed class BoundedMemoryTests
         return connection;
     }
 
-    /// <summary>Reads PUBLISHes until <paramref name="count"/> have come (each within 10 s).</summary>
-    private static Task<int> ReceiveAsync(RawMqttConnection connection, int count, CancellationToken token) => Task.Run(async () =>
+    /// <summary>Reads PUBLISHes until <paramref name="count"/> have come (each within 10 s), releasing <paramref name="arrivals"/> for each.</summary>
+    private static Task<int> ReceiveAsync(RawMqttConnection connection, int count, SemaphoreSlim arrivals, CancellationToken token) => Task.Run(async () =>
     {
         int received = 0;
         while (received < count)
         {
             await connection.ExpectAsync<PublishPacket>(TimeSpan.FromSeconds(10));
             received++;
+            arrivals.Release();
         }
 
         return received;
     }, token);
+
+    /// <summary>
+    /// The healthy subscriber reads as it should, and is never more than <see cref="HealthyLag"/> messages behind: before
+    /// message <paramref name="index"/> goes out, message <c>index - HealthyLag</c> has reached it (within 10 s). The bound
+    /// applies to every session, so a reader starved of CPU on a busy machine would otherwise fall behind by more than the
+    /// bound and lose messages by the very policy under test.
+    /// </summary>
+    private static async Task KeepUpAsync(SemaphoreSlim arrivals, int index, CancellationToken token)
+    {
+        if (index >= HealthyLag)
+        {
+            (await arrivals.WaitAsync(TimeSpan.FromSeconds(10), token)).ShouldBeTrue($"message {index - HealthyLag + 1} reached the healthy subscriber");
+        }
+    }
+
+    /// <summary>Messages the healthy subscriber may be behind: 16 KB of 1,000-byte payloads, well inside both tests' bounds.</summary>
+    private const int HealthyLag = 16;
 }
