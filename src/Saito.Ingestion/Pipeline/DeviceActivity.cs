@@ -62,15 +62,38 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
         }
     }
 
+    /// <summary>
+    /// Writes the last times before Saito stops. With the database unreachable the write fails or outlasts the shutdown
+    /// timeout: that is logged (the times are lost; the devices' next messages set them again), and stopping goes on.
+    /// </summary>
     public override async Task StopAsync(CancellationToken cancellationToken)
     {
         await base.StopAsync(cancellationToken);
-        if (writers.Ready.IsCompletedSuccessfully)
+        if (!writers.Ready.IsCompletedSuccessfully)
+        {
+            return;
+        }
+
+        int pending = _seen.Count;
+        try
         {
             await FlushAsync(cancellationToken);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            LogFlushAbandoned(pending);
+            return;
+        }
+
+        if (!_seen.IsEmpty)
+        {
+            LogFlushAbandoned(_seen.Count); // the write failed, and there is no next flush
         }
     }
 
     [LoggerMessage(2140, LogLevel.Warning, "Could not record when {Count} device(s) were last seen; trying again at the next flush")]
     private partial void LogFlushFailed(Exception exception, int count);
+
+    [LoggerMessage(2141, LogLevel.Warning, "Stopping without recording when {Count} device(s) were last seen (the database did not take it before the shutdown timeout); their next messages record it")]
+    private partial void LogFlushAbandoned(int count);
 }

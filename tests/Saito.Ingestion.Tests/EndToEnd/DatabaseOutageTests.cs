@@ -1,5 +1,6 @@
 using System.Net;
 using System.Text;
+using Microsoft.Extensions.DependencyInjection;
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
@@ -7,7 +8,10 @@ using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 
-/// <summary>PostgreSQL goes away mid-stream: acknowledgements are held, /health says so, and Saito catches up when it returns.</summary>
+/// <summary>
+/// PostgreSQL goes away mid-stream: acknowledgements are held, /health says so, and Saito catches up when it returns;
+/// or Saito is stopped meanwhile, within its shutdown timeout, and what it held is sent again and stored once.
+/// </summary>
 public sealed class DatabaseOutageTests
 {
     [Fact]
@@ -47,5 +51,61 @@ public sealed class DatabaseOutageTests
         int id = (await saito.Store.LoadDevicesAsync(TestContext.Current.CancellationToken))["wrist-outage"];
         (await saito.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, id, TestContext.Current.CancellationToken)).Count.ShouldBe(6);
         (await saito.GetHealthAsync()).StatusCode.ShouldBe(HttpStatusCode.OK, "healthy again once writes go through");
+    }
+
+    [Fact]
+    public async Task Stopping_while_the_database_is_unreachable_ends_within_the_shutdown_timeout_and_acknowledges_nothing_it_held()
+    {
+        var token = TestContext.Current.CancellationToken;
+        await using var database = await PostgresTestStorage.CreateAsync();
+        var server = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString);
+        var address = (await Dns.GetHostAddressesAsync(server.Host!, token)).First(a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork);
+        await using var proxy = new TcpProxy(new IPEndPoint(address, server.Port));
+        proxy.Start();
+        var throughProxy = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port, Timeout = 3, CommandTimeout = 5 };
+        var saito = await SaitoServer.StartAsync(database, [$"Storage:ConnectionString={throughProxy.ConnectionString}"],
+            builder => builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(3)));
+        long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 30_000;
+        byte[] Reading(int i) => Encoding.UTF8.GetBytes($"{{\"ts\":{baseMs + i},\"hr\":{60 + i}}}");
+        const string Topic = "saito/hub-1/wrist-stop/biosensor";
+
+        List<Task<MqttReasonCode>> held;
+        await using (var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, token))
+        {
+            (await hub.PublishAsync(Topic, Reading(0), MqttQoS.AtLeastOnce, token)).ShouldBe(MqttReasonCode.Success);
+            proxy.Cut();
+            held = [.. Enumerable.Range(1, 5).Select(i => hub.PublishAsync(Topic, Reading(i), MqttQoS.AtLeastOnce, token))];
+            await saito.WaitForHealthAsync((status, _) => status == HttpStatusCode.ServiceUnavailable, TimeSpan.FromSeconds(30));
+            held.ShouldAllBe(p => !p.IsCompleted, "nothing is acknowledged while it cannot be committed");
+
+            // The broker stops first and waits for the held publishes at most until the shutdown timeout; the writers
+            // then give them up. Stopping must not wait on the database.
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            await saito.DisposeAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(30), token);
+            clock.Elapsed.ShouldBeLessThan(TimeSpan.FromSeconds(20), "3 s of shutdown timeout, plus the writers' current attempt");
+            foreach (var publish in held)
+            {
+                var ended = await Task.WhenAny(publish, Task.Delay(TimeSpan.FromSeconds(30), token));
+                ended.ShouldBe(publish, "the connection ended with the server");
+                if (publish.IsCompletedSuccessfully)
+                {
+                    (await publish).ShouldNotBe(MqttReasonCode.Success, "a message Saito did not commit is not acknowledged");
+                }
+            }
+        }
+
+        // The hub sends them again to the next Saito, which stores each once.
+        proxy.Start();
+        await using var next = await SaitoServer.StartAsync(database);
+        await using (var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = next.Port }, token))
+        {
+            for (int i = 1; i <= 5; i++)
+            {
+                (await hub.PublishAsync(Topic, Reading(i), MqttQoS.AtLeastOnce, token)).ShouldBe(MqttReasonCode.Success);
+            }
+        }
+
+        int id = (await next.Store.LoadDevicesAsync(token))["wrist-stop"];
+        (await next.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, id, token)).Count.ShouldBe(6);
     }
 }
