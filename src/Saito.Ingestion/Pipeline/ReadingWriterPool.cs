@@ -360,9 +360,10 @@ public sealed partial class ReadingWriterPool : BackgroundService
     {
         public void Execute()
         {
+            long now = Stopwatch.GetTimestamp(); // one clock read for the batch: they were committed together
             foreach (var message in messages)
             {
-                metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt).TotalSeconds);
+                metrics.QueueToCommit(Stopwatch.GetElapsedTime(message.EnqueuedAt, now).TotalSeconds);
                 message.Complete(WriteOutcome.Committed);
             }
         }
