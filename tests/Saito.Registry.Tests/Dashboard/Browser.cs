@@ -58,7 +58,11 @@ public sealed class Browser : IAsyncDisposable
         await page.FillAsync("input[name=userName]", userName);
         await page.FillAsync("input[name=password]", password);
         await page.ClickAsync("button[type=submit]");
-        await page.WaitForURLAsync(url => !url.Contains("/login", StringComparison.Ordinal));
+        // Signed in once the browser has navigated away from /login. Not "load" as well: a dashboard's load event can
+        // wait on its scripts for long on a busy machine (the full suite timed out here once at 30 s), and what a test
+        // does next waits for the elements it needs.
+        await page.WaitForURLAsync(url => !url.Contains("/login", StringComparison.Ordinal),
+            new PageWaitForURLOptions { WaitUntil = WaitUntilState.Commit, Timeout = 60_000 });
     }
 
     public static async Task ScreenshotAsync(IPage page, string name)
