@@ -419,6 +419,7 @@ internal static class IngestCommand
         public async Task WriteAsync(string dir, CancellationToken token)
         {
             var (flat, thirdMiB, endMiB) = Flatness();
+            var costs = Costs();
             var json = new
             {
                 command = "ingest",
@@ -464,7 +465,7 @@ internal static class IngestCommand
                 mosquitto_rest_cores = mosquitto?.Cores.Rest,
                 mosquitto_machine_cores = mosquitto?.Cores.Machine,
                 ratio_to_mosquitto = mosquitto is null ? (double?)null : ReadingsPerSecond / MosquittoReadingsPerSecond,
-                cpu_us_per_reading = new { saito = Costs().Saito, postgres = Costs().Postgres, tool = Costs().Tool, sum = Costs().Sum },
+                cpu_us_per_reading = new { saito = costs.Saito, postgres = costs.Postgres, tool = costs.Tool, sum = costs.Sum },
                 mosquitto_cpu_us_per_reading = mosquitto is null ? null : new
                 {
                     broker = CpuBudget.MicrosPerReading(mosquitto.Cores.Process, MosquittoReadingsPerSecond),

@@ -24,12 +24,6 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
     private const string Journal = "archive_journal";
     private const string UniqueViolation = "23505";
 
-    /// <summary>
-    /// Connections a run may hold beyond one per worker: the run lock's, and a lone worker's second batch in flight and
-    /// the next batch's plan (several workers keep one batch in flight each).
-    /// </summary>
-    public const int ExtraConnections = 3;
-
     private readonly NpgsqlConnectionStringBuilder _settings;
     private NpgsqlDataSource _dataSource;
     private readonly string? _archiveTablespace;
@@ -59,20 +53,18 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
     }
 
     /// <summary>
-    /// The pool for a run with <paramref name="workers"/> workers: at most <see cref="MaxConnections"/> connections
+    /// The pool for a run with <paramref name="workers"/> workers: at most <see cref="ArchiveConnections.Max"/> connections
     /// (the connection string's Maximum Pool Size is replaced), so the archiver never holds more than it needs,
     /// however many slices and batches it has. Npgsql's own default is 100, PostgreSQL's <c>max_connections</c>.
     /// </summary>
     private NpgsqlDataSource Build(int workers)
     {
         var builder = new NpgsqlDataSourceBuilder(_settings.ConnectionString);
-        builder.ConnectionStringBuilder.MaxPoolSize = MaxConnections(workers);
+        builder.ConnectionStringBuilder.MaxPoolSize = ArchiveConnections.Max(workers);
         builder.ConnectionStringBuilder.MinPoolSize = 0;
         return builder.Build();
     }
 
-    /// <summary>The most connections the archiver opens with <paramref name="workers"/> workers: one each, plus <see cref="ExtraConnections"/>.</summary>
-    public static int MaxConnections(int workers) => Math.Max(1, workers) + ExtraConnections;
 
     public async Task UseWorkersAsync(int workers)
     {

@@ -102,7 +102,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
 
     /// <summary>
     /// Sizes the pool for a run with <paramref name="workers"/> workers: at most
-    /// <see cref="PostgresArchiveEngine.MaxConnections"/> connections, as on PostgreSQL (the connection string's
+    /// <see cref="ArchiveConnections.Max"/> connections, as on PostgreSQL (the connection string's
     /// <c>Max Pool Size</c> is replaced; SqlClient's default is 100). The previous size's idle connections are closed.
     /// </summary>
     public Task UseWorkersAsync(int workers)
@@ -121,7 +121,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
     internal string ConnectionString => _connectionString;
 
     internal static string Pooled(string connectionString, int workers) =>
-        new SqlConnectionStringBuilder(connectionString) { MaxPoolSize = PostgresArchiveEngine.MaxConnections(workers), MinPoolSize = 0 }.ConnectionString;
+        new SqlConnectionStringBuilder(connectionString) { MaxPoolSize = ArchiveConnections.Max(workers), MinPoolSize = 0 }.ConnectionString;
 
     private static void ClearPool(string connectionString)
     {

@@ -73,8 +73,8 @@ public abstract partial class ArchiverContractTests
         summary.RowsMoved.ShouldBe(OldReadings.Count);
         samples.ShouldBeGreaterThan(0);
         peak.ShouldBeGreaterThan(0, "the sampler saw the archiver's connections");
-        PostgresArchiveEngine.MaxConnections(threads).ShouldBe(threads + 3);
-        peak.ShouldBeLessThanOrEqualTo(PostgresArchiveEngine.MaxConnections(threads));
+        ArchiveConnections.Max(threads).ShouldBe(threads + 3);
+        peak.ShouldBeLessThanOrEqualTo(ArchiveConnections.Max(threads));
         await ShouldBeMovedExactlyAsync(storage);
     }
 
