@@ -15,6 +15,8 @@ namespace Saito.Ingestion.Pipeline;
 /// writer loops each gather a batch (up to <see cref="StorageOptions.BatchSize"/> readings, or what arrived
 /// within <see cref="StorageOptions.BatchAgeMilliseconds"/>), commit it in one transaction through the
 /// database's bulk path, and only then complete the messages in it, which releases their acknowledgements.
+/// One writer gathers at a time; while another writer is free, a batch closes once it holds its share (BatchSize /
+/// writers), so that under load the writers commit side by side instead of one after the other (see GatherAsync).
 /// <para>
 /// Transient database errors are retried (<see cref="StorageResilience"/>) for as long as it takes; meanwhile
 /// the queue fills and publishers wait. A batch the database refuses outright is split into its messages, and
@@ -39,6 +41,8 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _abandon = new();
     private long _queuedMessages;
+    private int _committingWriters;
+    private readonly SemaphoreSlim _gather = new(1, 1);
 
     public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
         IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger,
@@ -106,6 +110,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
     public override void Dispose()
     {
         _abandon.Dispose();
+        _gather.Dispose();
         base.Dispose();
     }
 
@@ -166,43 +171,21 @@ public sealed partial class ReadingWriterPool : BackgroundService
         var ageTimer = new AgeTimer();
         try
         {
-            while (await reader.WaitToReadAsync(abandon))
+            while (await GatherAsync(reader, messages, batch, ageTimer, abandon))
             {
-                messages.Clear();
-                batch.Clear();
-                int readings = 0;
-                long oldest = 0;
-                while (readings < _options.BatchSize)
+                if (messages.Count == 0)
                 {
-                    if (reader.TryRead(out var message))
-                    {
-                        if (messages.Count == 0)
-                        {
-                            oldest = message.EnqueuedAt;
-                        }
-
-                        messages.Add(message);
-                        batch.AddRange(message.Readings);
-                        batch.DeadLetters.AddRange(message.DeadLetters);
-                        readings += message.Weight;
-                        continue;
-                    }
-
-                    if (messages.Count == 0)
-                    {
-                        break; // another writer took it
-                    }
-
-                    var left = TimeSpan.FromMilliseconds(_options.BatchAgeMilliseconds) - Stopwatch.GetElapsedTime(oldest);
-                    if (left <= TimeSpan.Zero || !await WaitForMoreAsync(reader, left, ageTimer, abandon))
-                    {
-                        break;
-                    }
+                    continue;
                 }
 
-                if (messages.Count > 0)
+                Interlocked.Increment(ref _committingWriters);
+                try
                 {
                     await CommitAsync(messages, batch, abandon);
+                }
+                finally
+                {
+                    Interlocked.Decrement(ref _committingWriters);
                 }
             }
         }
@@ -231,6 +214,71 @@ public sealed partial class ReadingWriterPool : BackgroundService
         finally
         {
             ageTimer.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// Fills <paramref name="messages"/> and <paramref name="batch"/> with the next batch; false once the queue is
+    /// closed and empty. One writer gathers at a time (the others wait for <see cref="_gather"/>), so light load is not
+    /// split into several batches that each wait for their age. A batch closes at BatchSize readings, when its oldest
+    /// message is BatchAgeMilliseconds old, or, while another writer is free, once it holds its share (BatchSize /
+    /// writers): the free writer gathers what follows, and the two commit side by side instead of one after the other.
+    /// </summary>
+    private async ValueTask<bool> GatherAsync(ChannelReader<PendingMessage> reader, List<PendingMessage> messages, ReadingBatch batch,
+        AgeTimer ageTimer, CancellationToken abandon)
+    {
+        messages.Clear();
+        batch.Clear();
+        int writers = _options.EffectiveWriters;
+        int share = Math.Max(1, _options.BatchSize / writers);
+        await _gather.WaitAsync(abandon);
+        try
+        {
+            if (!await reader.WaitToReadAsync(abandon))
+            {
+                return false;
+            }
+
+            int readings = 0;
+            long oldest = 0;
+            while (readings < _options.BatchSize)
+            {
+                if (readings >= share && Volatile.Read(ref _committingWriters) + 1 < writers)
+                {
+                    break;
+                }
+
+                if (reader.TryRead(out var message))
+                {
+                    if (messages.Count == 0)
+                    {
+                        oldest = message.EnqueuedAt;
+                    }
+
+                    messages.Add(message);
+                    batch.AddRange(message.Readings);
+                    batch.DeadLetters.AddRange(message.DeadLetters);
+                    readings += message.Weight;
+                    continue;
+                }
+
+                if (messages.Count == 0)
+                {
+                    break; // shutdown drained it
+                }
+
+                var left = TimeSpan.FromMilliseconds(_options.BatchAgeMilliseconds) - Stopwatch.GetElapsedTime(oldest);
+                if (left <= TimeSpan.Zero || !await WaitForMoreAsync(reader, left, ageTimer, abandon))
+                {
+                    break;
+                }
+            }
+
+            return true;
+        }
+        finally
+        {
+            _gather.Release();
         }
     }
 
