@@ -80,10 +80,11 @@ internal static partial class CPublishGenerator
     /// Runs <paramref name="binary"/> against the broker on 127.0.0.1:<paramref name="port"/>: a warm-up of
     /// <paramref name="warmupSeconds"/> on devices of its own, then <see cref="IngestSettings.Duration"/> measured. The
     /// broker's (<paramref name="serverPid"/>) CPU and RSS are sampled from the measured phase's start to the generator's
-    /// exit. Throws when the generator reports an error (a refused connection, a disconnect, a publish left unacknowledged):
+    /// exit. <paramref name="raw"/>: the generator writes and parses MQTT itself (<c>--raw</c>) instead of through libmosquitto.
+    /// Throws when the generator reports an error (a refused connection, a disconnect, a publish left unacknowledged):
     /// a run with errors measures nothing.
     /// </summary>
-    public static async Task<CGeneratorRun> RunAsync(string binary, int port, IngestSettings s, int warmupSeconds, string prefix, int serverPid,
+    public static async Task<CGeneratorRun> RunAsync(string binary, bool raw, int port, IngestSettings s, int warmupSeconds, string prefix, int serverPid,
         CancellationToken token)
     {
         var start = new ProcessStartInfo(binary,
@@ -92,6 +93,7 @@ internal static partial class CPublishGenerator
             "--warmup", Invariant(warmupSeconds), "--duration", Invariant(s.Duration.TotalSeconds), "--qos", Invariant((int)s.QoS),
             "--mqtt", s.Version == MqttProtocolVersion.V500 ? "5" : "3.1.1", "--prefix", prefix,
             "--progress", Invariant(s.SampleInterval.TotalSeconds), "--drain-timeout", Invariant(s.DrainTimeout.TotalSeconds),
+            .. (raw ? ["--raw"] : Array.Empty<string>()),
         ])
         {
             UseShellExecute = false,

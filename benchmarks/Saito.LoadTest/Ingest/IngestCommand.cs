@@ -72,11 +72,12 @@ internal static class IngestCommand
         var outDir = new Option<string?>("--out") { Description = "Folder for results.json, samples.csv, chart.svg and server.log" };
         var generator = new Option<string>("--generator")
         {
-            Description = "Who publishes: dotnet (this tool) or c (benchmarks/loadgen-c on libmosquitto, built with make; one reading per message, " +
-                $"one device per connection, as fast as the window allows; needs {CPublishGenerator.AptPackages})",
+            Description = "Who publishes: dotnet (this tool), c (benchmarks/loadgen-c on libmosquitto, built with make; one reading per message, " +
+                $"one device per connection, as fast as the window allows; needs {CPublishGenerator.AptPackages}) or raw (the same program writing and " +
+                "parsing MQTT 3.1.1 at QoS 1 itself, one send per window and one recv per wake-up: less of the machine goes to the generator)",
             DefaultValueFactory = _ => "dotnet",
         };
-        generator.AcceptOnlyFromAmong("dotnet", "c");
+        generator.AcceptOnlyFromAmong("dotnet", "c", "raw");
 
         var command = new Command("ingest", "End to end through a Saito.Server process: MQTT publishes to committed rows, acknowledged only after the commit.")
         {
@@ -105,29 +106,39 @@ internal static class IngestCommand
                 parse.GetValue(version) is "5" or "5.0" ? MqttProtocolVersion.V500 : MqttProtocolVersion.V311,
                 TimeSpan.FromSeconds(parse.GetValue(sample)),
                 TimeSpan.FromSeconds(60));
-            bool c = parse.GetValue(generator) == "c";
+            string who = parse.GetValue(generator) ?? "dotnet";
+            bool c = who != "dotnet";
+            if (who == "raw" && (settings.QoS != MqttQoS.AtLeastOnce || settings.Version != MqttProtocolVersion.V311))
+            {
+                AnsiConsole.MarkupLine("[red]--generator raw publishes at QoS 1 over MQTT 3.1.1 only: use --generator c for QoS 2 or MQTT 5.[/]");
+                return 2;
+            }
+
             if (c && (settings.ReadingsPerMessage != 1 || settings.DevicesPerConnection != 1 || settings.Rate > 0 || settings.MessagesPerConnection is not null))
             {
-                AnsiConsole.MarkupLine("[red]--generator c publishes one reading per message from one device per connection, as fast as the inflight window allows, " +
+                AnsiConsole.MarkupLine($"[red]--generator {who} publishes one reading per message from one device per connection, as fast as the inflight window allows, " +
                     "for --duration: --readings-per-message, --devices-per-connection, --rate and --messages are for the dotnet generator.[/]");
                 return 2;
             }
 
             var options = new RunOptions(provider, server, parse.GetValue(synchronous) == "normal" ? SqliteSynchronous.Normal : SqliteSynchronous.Full,
                 parse.GetValue(serverArgs) ?? [], parse.GetValue(serverEnv) ?? [], parse.GetValue(serverDll), parse.GetValue(work), parse.GetValue(keep), parse.GetValue(warmup), parse.GetValue(againstMosquitto), parse.GetValue(outDir),
-                c);
+                c ? who : null);
             return await RunAsync(chosen, settings, options, token);
         });
         return command;
     }
 
     private sealed record RunOptions(StorageProvider Database, string? PostgresServer, SqliteSynchronous Synchronous, string[] ServerArgs, string[] ServerEnv,
-        string? ServerDll, string? Work, bool Keep, int WarmupSeconds, bool AgainstMosquitto, string? OutDir, bool CGenerator);
+        string? ServerDll, string? Work, bool Keep, int WarmupSeconds, bool AgainstMosquitto, string? OutDir, string? CGenerator)
+    {
+        public bool Raw => CGenerator == "raw";
+    }
 
     private static async Task<int> RunAsync(Preset? preset, IngestSettings s, RunOptions o, CancellationToken token)
     {
         string? generator = null;
-        if (o.CGenerator)
+        if (o.CGenerator is not null)
         {
             try
             {
@@ -159,7 +170,7 @@ internal static class IngestCommand
         }
 
         string machine = await DescribeMachineAsync(o, token);
-        string load = Describe(preset, s) + (generator is null ? string.Empty : ", published by benchmarks/loadgen-c (C, libmosquitto)");
+        string load = Describe(preset, s) + (generator is null ? string.Empty : (o.Raw ? ", published by benchmarks/loadgen-c --raw (C, MQTT written by the generator)" : ", published by benchmarks/loadgen-c (C, libmosquitto)"));
         AnsiConsole.MarkupLine($"[bold]ingest {o.Database.ToString().ToLowerInvariant()}{(preset is null ? string.Empty : " --preset " + preset.Name)}[/]: {Markup.Escape(load)}");
         AnsiConsole.MarkupLine(Markup.Escape(machine));
 
@@ -172,7 +183,7 @@ internal static class IngestCommand
             AnsiConsole.MarkupLine($"Mosquitto pid {broker.Pid}, MQTT on 127.0.0.1:{broker.Port}: the same load, accepted in memory");
             if (generator is not null)
             {
-                var c = await CPublishGenerator.RunAsync(generator, broker.Port, s, o.WarmupSeconds, run + "m", broker.Pid, token);
+                var c = await CPublishGenerator.RunAsync(generator, o.Raw, broker.Port, s, o.WarmupSeconds, run + "m", broker.Pid, token);
                 await File.WriteAllTextAsync(Path.Combine(outDir, "generator-mosquitto.json"), c.Json + "\n", token);
                 mosquitto = c.Result;
             }
@@ -202,7 +213,7 @@ internal static class IngestCommand
                 long warmReadings;
                 if (generator is not null)
                 {
-                    var c = await CPublishGenerator.RunAsync(generator, server.Port, s, o.WarmupSeconds, run, server.Pid, token);
+                    var c = await CPublishGenerator.RunAsync(generator, o.Raw, server.Port, s, o.WarmupSeconds, run, server.Pid, token);
                     await File.WriteAllTextAsync(Path.Combine(outDir, "generator-saito.json"), c.Json + "\n", token);
                     warmReadings = c.WarmAcked;
                     result = c.Result;
@@ -244,7 +255,7 @@ internal static class IngestCommand
             }
         }
 
-        var report = new IngestReport(preset, s, o.Database, machine, load, result, stored, deadLetters, firstDeadLetter, mosquitto, o.CGenerator ? "c" : "dotnet");
+        var report = new IngestReport(preset, s, o.Database, machine, load, result, stored, deadLetters, firstDeadLetter, mosquitto, o.CGenerator ?? "dotnet");
         report.Print();
         await report.WriteAsync(outDir, token);
         AnsiConsole.MarkupLine($"Results in {Markup.Escape(outDir)} (results.json, samples.csv, chart.svg, server.log)");

@@ -21,6 +21,23 @@ public sealed class IngestCGeneratorTests : IDisposable
         Directory.Delete(_dir, recursive: true);
     }
 
+    /// <summary>Runs <c>ingest</c> with the console captured: what it printed, without colour.</summary>
+    private static async Task<(ToolRun Run, string Console)> RunCapturingConsoleAsync(params string[] args)
+    {
+        var console = new StringWriter();
+        var previous = AnsiConsole.Console;
+        AnsiConsole.Console = AnsiConsole.Create(new AnsiConsoleSettings { Out = new AnsiConsoleOutput(console), Ansi = AnsiSupport.No });
+        try
+        {
+            var run = await ToolRun.InvokeAsync(IngestCommand.Create(), args);
+            return (run, console.ToString());
+        }
+        finally
+        {
+            AnsiConsole.Console = previous;
+        }
+    }
+
     private static JsonElement Read(string path)
     {
         File.Exists(path).ShouldBeTrue($"{Path.GetFileName(path)} was not written");
@@ -81,6 +98,47 @@ public sealed class IngestCGeneratorTests : IDisposable
         Directory.Exists(Path.Combine(_dir, "db")).ShouldBeFalse("the SQLite files are deleted without --keep");
     }
 
+    [Fact]
+    public async Task Raw_generator_against_mosquitto_then_saito_on_sqlite_stores_every_acknowledged_reading()
+    {
+        string outDir = Path.Combine(_dir, "out-raw");
+        var run = await ToolRun.InvokeAsync(IngestCommand.Create(), "--preset", "sensors", "--generator", "raw", "--against-mosquitto",
+            "--connections", "6", "--inflight", "20", "--warmup", "1", "--duration", "3", "--sample-seconds", "1",
+            "--work", Path.Combine(_dir, "db"), "--out", outDir);
+
+        var results = Read(Path.Combine(outDir, "results.json"));
+        run.Exit.ShouldBe(0, "every acknowledged reading stored" + run.Why);
+        results.GetProperty("generator").GetString().ShouldBe("raw");
+        long acked = results.GetProperty("acked_readings").GetInt64();
+        acked.ShouldBeGreaterThan(0);
+        results.GetProperty("stored_rows").GetInt64().ShouldBe(acked, "rows in the database, the warm-up's taken off, equal the acknowledged readings");
+        results.GetProperty("every_acked_reading_stored").GetBoolean().ShouldBeTrue();
+        results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
+        foreach (string arm in new[] { "generator-saito.json", "generator-mosquitto.json" })
+        {
+            var generator = Read(Path.Combine(outDir, arm));
+            generator.GetProperty("transport").GetString().ShouldBe("raw", arm);
+            generator.GetProperty("errors").GetInt64().ShouldBe(0, generator.ToString());
+            generator.GetProperty("connected").GetInt32().ShouldBe(6);
+            generator.GetProperty("warmup").GetProperty("acked").GetInt64().ShouldBeGreaterThan(0, "the warm-up published too");
+            generator.GetProperty("measured").GetProperty("unacked").GetInt64().ShouldBe(0);
+        }
+    }
+
+    [Theory]
+    [InlineData("--qos", "2")]
+    [InlineData("--mqtt", "5")]
+    public async Task The_raw_generator_refuses_what_it_does_not_speak_with_exit_code_2(string option, string value)
+    {
+        string outDir = Path.Combine(_dir, "never");
+        var (run, console) = await RunCapturingConsoleAsync("--generator", "raw", "--preset", "sensors", "--duration", "1", option, value,
+            "--work", Path.Combine(_dir, "db"), "--out", outDir);
+
+        run.Exit.ShouldBe(2);
+        console.ShouldContain("--generator raw publishes at QoS 1 over MQTT 3.1.1 only");
+        Directory.Exists(outDir).ShouldBeFalse("nothing was measured");
+    }
+
     [Theory]
     [InlineData("--readings-per-message", "100")]
     [InlineData("--devices-per-connection", "20")]
@@ -89,21 +147,10 @@ public sealed class IngestCGeneratorTests : IDisposable
     public async Task A_load_the_C_generator_cannot_publish_stops_the_run_with_exit_code_2_and_says_why(string option, string value)
     {
         string outDir = Path.Combine(_dir, "never");
-        var console = new StringWriter();
-        var previous = AnsiConsole.Console;
-        AnsiConsole.Console = AnsiConsole.Create(new AnsiConsoleSettings { Out = new AnsiConsoleOutput(console), Ansi = AnsiSupport.No });
-        ToolRun run;
-        try
-        {
-            run = await ToolRun.InvokeAsync(IngestCommand.Create(), "--generator", "c", "--duration", "1", option, value, "--work", Path.Combine(_dir, "db"), "--out", outDir);
-        }
-        finally
-        {
-            AnsiConsole.Console = previous;
-        }
+        var (run, console) = await RunCapturingConsoleAsync("--generator", "c", "--duration", "1", option, value, "--work", Path.Combine(_dir, "db"), "--out", outDir);
 
         run.Exit.ShouldBe(2);
-        console.ToString().ShouldContain("--generator c publishes one reading per message");
+        console.ShouldContain("--generator c publishes one reading per message");
         Directory.Exists(outDir).ShouldBeFalse("nothing was measured");
     }
 
