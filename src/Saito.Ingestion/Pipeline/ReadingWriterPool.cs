@@ -178,7 +178,6 @@ public sealed partial class ReadingWriterPool : BackgroundService
                     continue;
                 }
 
-                Interlocked.Increment(ref _committingWriters);
                 try
                 {
                     await CommitAsync(messages, batch, abandon);
@@ -272,6 +271,12 @@ public sealed partial class ReadingWriterPool : BackgroundService
                 {
                     break;
                 }
+            }
+
+            if (messages.Count > 0)
+            {
+                // Counted before the next writer may gather, so that it never takes this one for free.
+                Interlocked.Increment(ref _committingWriters);
             }
 
             return true;
