@@ -41,6 +41,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _abandon = new();
     private long _queuedMessages;
+    private readonly int _share; // readings after which a batch closes while another writer is free
     private int _committingWriters;
     private readonly SemaphoreSlim _gather = new(1, 1);
 
@@ -62,6 +63,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         _logger = logger;
         _queue = Channel.CreateUnbounded<PendingMessage>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
         _gate = new CapacityGate(_options.QueueCapacity);
+        _share = Math.Max(1, _options.BatchSize / _options.EffectiveWriters);
         metrics.ObserveQueue(() => _gate.Used, _gate.Capacity);
     }
 
@@ -228,8 +230,6 @@ public sealed partial class ReadingWriterPool : BackgroundService
     {
         messages.Clear();
         batch.Clear();
-        int writers = _options.EffectiveWriters;
-        int share = Math.Max(1, _options.BatchSize / writers);
         await _gather.WaitAsync(abandon);
         try
         {
@@ -242,7 +242,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
             long oldest = 0;
             while (readings < _options.BatchSize)
             {
-                if (readings >= share && Volatile.Read(ref _committingWriters) + 1 < writers)
+                if (readings >= _share && Volatile.Read(ref _committingWriters) + 1 < _options.EffectiveWriters)
                 {
                     break;
                 }

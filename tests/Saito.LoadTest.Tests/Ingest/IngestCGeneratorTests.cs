@@ -38,6 +38,12 @@ public sealed class IngestCGeneratorTests : IDisposable
         }
     }
 
+    /// <summary>A short run of six sensors, against Mosquitto and then Saito on SQLite files, with <paramref name="generator"/>.</summary>
+    private Task<ToolRun> RunShortAgainstMosquittoAsync(string generator, string outDir) =>
+        ToolRun.InvokeAsync(IngestCommand.Create(), "--preset", "sensors", "--generator", generator, "--against-mosquitto",
+            "--connections", "6", "--inflight", "20", "--warmup", "1", "--duration", "3", "--sample-seconds", "1",
+            "--work", Path.Combine(_dir, "db"), "--out", outDir);
+
     private static JsonElement Read(string path)
     {
         File.Exists(path).ShouldBeTrue($"{Path.GetFileName(path)} was not written");
@@ -49,9 +55,7 @@ public sealed class IngestCGeneratorTests : IDisposable
     public async Task C_generator_against_mosquitto_then_saito_on_sqlite_stores_every_acknowledged_reading()
     {
         string outDir = Path.Combine(_dir, "out");
-        var run = await ToolRun.InvokeAsync(IngestCommand.Create(), "--preset", "sensors", "--generator", "c", "--against-mosquitto",
-            "--connections", "6", "--inflight", "20", "--warmup", "1", "--duration", "3", "--sample-seconds", "1",
-            "--work", Path.Combine(_dir, "db"), "--out", outDir);
+        var run = await RunShortAgainstMosquittoAsync("c", outDir);
 
         var results = Read(Path.Combine(outDir, "results.json"));
         var saito = Read(Path.Combine(outDir, "generator-saito.json"));
@@ -102,9 +106,7 @@ public sealed class IngestCGeneratorTests : IDisposable
     public async Task Raw_generator_against_mosquitto_then_saito_on_sqlite_stores_every_acknowledged_reading()
     {
         string outDir = Path.Combine(_dir, "out-raw");
-        var run = await ToolRun.InvokeAsync(IngestCommand.Create(), "--preset", "sensors", "--generator", "raw", "--against-mosquitto",
-            "--connections", "6", "--inflight", "20", "--warmup", "1", "--duration", "3", "--sample-seconds", "1",
-            "--work", Path.Combine(_dir, "db"), "--out", outDir);
+        var run = await RunShortAgainstMosquittoAsync("raw", outDir);
 
         var results = Read(Path.Combine(outDir, "results.json"));
         run.Exit.ShouldBe(0, "every acknowledged reading stored" + run.Why);
