@@ -56,14 +56,21 @@ public sealed class StorageOptions
 
     public SqlServerStorageOptions SqlServer { get; set; } = new();
 
-    /// <summary>1 for SQLite (it admits one writer at a time), 4 for PostgreSQL and SQL Server, unless set.</summary>
-    public int EffectiveWriters => Writers ?? (Provider == StorageProvider.Sqlite ? 1 : 4);
+    /// <summary>
+    /// 4 unless set; 1 for SQLite with <c>synchronous = normal</c>. SQLite admits one writer at a time, but with
+    /// <c>full</c> a commit's flush to disk runs beside the writer (SqliteWalSync), so the other writers insert their
+    /// batches while the disk works; with <c>normal</c> there is no flush to wait for.
+    /// </summary>
+    public int EffectiveWriters => Writers ?? (Provider == StorageProvider.Sqlite && Sqlite.Synchronous == SqliteSynchronous.Normal ? 1 : 4);
 }
 
 [System.ComponentModel.TypeConverter(typeof(KebabCaseEnumConverter<SqliteSynchronous>))]
 public enum SqliteSynchronous
 {
-    /// <summary>Every commit is on disk before it returns: durable across a power loss (the default).</summary>
+    /// <summary>
+    /// Every commit is on disk before it is acknowledged: durable across a power loss (the default). In WAL mode the
+    /// writer's log is flushed beside it (SqliteWalSync) rather than inside each commit.
+    /// </summary>
     Full,
 
     /// <summary>WAL with synchronous=NORMAL: durable across a crash or kill of Saito, not a power loss.</summary>

@@ -18,4 +18,7 @@ internal static partial class SqliteLog
 
     [LoggerMessage(EventId = 4104, Level = LogLevel.Information, Message = "SQLite schema: added column {Table}.{Column} in {File} (the table was made by an older Saito)")]
     public static partial void ColumnAdded(ILogger logger, string table, string column, string file);
+
+    [LoggerMessage(EventId = 4105, Level = LogLevel.Critical, Message = "Flushing the SQLite log {File} to disk failed; readings committed since the last flush may not be on disk. Saito acknowledges no more readings until it is restarted: check the disk, then restart Saito")]
+    public static partial void WalFlushFailed(ILogger logger, Exception exception, string file);
 }

@@ -15,7 +15,9 @@ namespace Saito.Storage.Sqlite;
 /// (<see cref="SqliteWriter"/>) and lets one caller at a time use it: concurrent <see cref="WriteAsync"/> and
 /// <see cref="ReadingDatabase.RegisterDevicesAsync"/> calls queue here rather than spin on SQLITE_BUSY. Another process holding
 /// the file (the archiver, a person's <c>sqlite3</c>) is waited for by the busy timeout. Reads open their own
-/// pooled connections; WAL lets them run beside the writer.
+/// pooled connections; WAL lets them run beside the writer. With synchronous FULL a call waits for its commit's log to
+/// be flushed to disk after it lets go of the writer connection (<see cref="SqliteWalSync"/>), so the next caller
+/// inserts while the disk works.
 /// </para>
 /// SQLite's API is synchronous: the async methods do their work on the calling thread.
 /// </summary>
@@ -31,7 +33,10 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
     private readonly SqliteConnections _archive;
     private readonly string _synchronous;
     private readonly SemaphoreSlim _writeLock = new(1, 1);
+    private readonly bool _flushBesideWriter;
     private SqliteWriter? _writer;
+    private SqliteWalSync? _walSync; // made with the first writer whose file is in WAL mode, when synchronous is FULL
+    private SqliteWalSync? _writerSync; // the current writer's: null when its commits flush themselves
     private bool _disposed;
 
     public SqliteReadingStore(StorageOptions options, ILogger<SqliteReadingStore> logger)
@@ -42,12 +47,16 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         _hot = new SqliteConnections(Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)), options);
         _archive = new SqliteConnections(Path.GetFullPath(Path.Combine(options.ArchivePath, SqliteSchema.ArchiveFileName)), options);
         _synchronous = SqliteConnections.Synchronous(options);
+        _flushBesideWriter = options.Sqlite.Synchronous == SqliteSynchronous.Full;
     }
 
     public override StorageProvider Provider => StorageProvider.Sqlite;
 
     /// <summary>The hot-tier database file.</summary>
     public string HotFile => _hot.File;
+
+    /// <summary>Flushes of the writer's log beside it (<see cref="SqliteWalSync"/>); 0 when commits flush themselves.</summary>
+    internal long LogFlushes => _walSync?.Rounds ?? 0;
 
     /// <summary>The archive-tier database file.</summary>
     public string ArchiveFile => _archive.File;
@@ -161,13 +170,16 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
     private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
         IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
     {
+        IReadOnlyDictionary<string, int> ids;
+        Task durable;
         await _writeLock.WaitAsync(cancellationToken);
         try
         {
             var writer = Writer();
             try
             {
-                return writer.RegisterDevices(devices, DateTime.UtcNow);
+                ids = writer.RegisterDevices(devices, DateTime.UtcNow);
+                durable = AfterCommit();
             }
             catch (Exception exception)
             {
@@ -179,6 +191,9 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         {
             _writeLock.Release();
         }
+
+        await durable;
+        return ids;
     }
 
     public override async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
@@ -189,13 +204,16 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
             return default;
         }
 
+        BatchWriteResult result;
+        Task durable;
         await _writeLock.WaitAsync(cancellationToken);
         try
         {
             var writer = Writer();
             try
             {
-                return writer.Write(batch, cancellationToken);
+                result = writer.Write(batch, cancellationToken);
+                durable = AfterCommit();
             }
             catch (Exception exception)
             {
@@ -207,7 +225,14 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         {
             _writeLock.Release();
         }
+
+        // Outside the write lock: the next batch is inserted while the log of this one is flushed.
+        await durable;
+        return result;
     }
+
+    /// <summary>Under the write lock, right after a commit: when it is on disk (<see cref="SqliteWalSync"/>).</summary>
+    private Task AfterCommit() => _writerSync?.AfterCommit() ?? Task.CompletedTask;
 
     /// <summary>The writer connection, opened on first use (under <see cref="_writeLock"/>).</summary>
     private SqliteWriter Writer()
@@ -216,10 +241,21 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         if (_writer is null)
         {
             var connection = _hot.Open();
+            SqliteWalSync? sync = null;
             try
             {
-                SqliteConnections.UseWal(connection);
+                bool wal = string.Equals(SqliteConnections.UseWal(connection), "wal", StringComparison.OrdinalIgnoreCase);
+                if (wal && _flushBesideWriter)
+                {
+                    // FULL, with the log's flush taken out of the commit and done beside the writer (SqliteWalSync).
+                    using var command = connection.CreateCommand();
+                    command.CommandText = "PRAGMA synchronous = NORMAL";
+                    command.ExecuteNonQuery();
+                    sync = _walSync ??= new SqliteWalSync(_hot.File + "-wal", _logger);
+                }
+
                 _writer = new SqliteWriter(connection, KeyStrategy);
+                _writerSync = sync;
             }
             catch
             {
@@ -227,7 +263,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
                 throw;
             }
 
-            SqliteLog.WriterOpened(_logger, _hot.File, _synchronous);
+            SqliteLog.WriterOpened(_logger, _hot.File, sync is null ? _synchronous : _synchronous + ", the log flushed beside the writer");
         }
 
         return _writer;
@@ -243,6 +279,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         }
 
         _writer = null;
+        _writerSync = null;
         writer.Dispose();
     }
 
@@ -279,6 +316,8 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
             _disposed = true;
             _writer?.Dispose();
             _writer = null;
+            _writerSync = null;
+            _walSync?.Dispose(); // after the writer: the rounds asked for still run
             _hot.ClearPool();
             _archive.ClearPool();
         }

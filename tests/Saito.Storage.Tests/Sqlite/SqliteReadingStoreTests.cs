@@ -194,6 +194,52 @@ public sealed class SqliteReadingStoreTests : ReadingStoreContractTests
     }
 
     [Fact]
+    public async Task With_synchronous_full_writes_from_many_writers_are_stored_and_their_log_is_flushed_beside_the_writer()
+    {
+        await using var storage = new SqliteTestStorage();
+        await using var store = (SqliteReadingStore)storage.CreateStore(KeyStrategy.Natural);
+        await store.EnsureSchemaAsync(Ct);
+
+        var writes = Enumerable.Range(0, 8)
+            .Select(w => Task.Run(() => store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Biosensor, 500, firstIndex: w * 500)), Ct), Ct))
+            .ToArray();
+        var results = await Task.WhenAll(writes);
+
+        results.Sum(r => r.Inserted).ShouldBe(4000);
+        (await store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Ct)).ShouldBe(4000);
+        store.LogFlushes.ShouldBeInRange(1, 8, "each write returns after a flush that started after its commit; flushes are shared");
+    }
+
+    [Fact]
+    public async Task With_synchronous_normal_nothing_is_flushed_beside_the_writer()
+    {
+        await using var storage = new SqliteTestStorage();
+        var options = storage.Options(KeyStrategy.Natural);
+        options.Sqlite.Synchronous = SqliteSynchronous.Normal;
+        await using var store = (SqliteReadingStore)storage.CreateStore(options);
+        await store.EnsureSchemaAsync(Ct);
+
+        await store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Pressure, 100)), Ct);
+        await store.RegisterDeviceAsync("SN-NORMAL", null, Ct);
+
+        store.LogFlushes.ShouldBe(0);
+        options.EffectiveWriters.ShouldBe(1, "nothing to wait for beside the writer, so one writer");
+    }
+
+    [Fact]
+    public async Task Registering_devices_with_synchronous_full_returns_after_a_flush()
+    {
+        await using var storage = new SqliteTestStorage();
+        await using var store = (SqliteReadingStore)storage.CreateStore(KeyStrategy.Natural);
+        await store.EnsureSchemaAsync(Ct);
+
+        await store.RegisterDeviceAsync("SN-FLUSHED", null, Ct);
+
+        store.LogFlushes.ShouldBe(1);
+        storage.Options(KeyStrategy.Natural).EffectiveWriters.ShouldBe(4);
+    }
+
+    [Fact]
     public async Task Describe_names_both_files_and_the_synchronous_setting()
     {
         await using var storage = new SqliteTestStorage();
