@@ -192,7 +192,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
             _writeLock.Release();
         }
 
-        await durable;
+        await durable.WaitAsync(cancellationToken);
         return ids;
     }
 
@@ -226,8 +226,9 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
             _writeLock.Release();
         }
 
-        // Outside the write lock: the next batch is inserted while the log of this one is flushed.
-        await durable;
+        // Outside the write lock: the next batch is inserted while the log of this one is flushed. A cancelled wait
+        // (shutdown given up on) leaves the batch unacknowledged; hubs send it again and the key skips what is stored.
+        await durable.WaitAsync(cancellationToken);
         return result;
     }
 
