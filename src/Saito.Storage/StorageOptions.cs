@@ -68,8 +68,8 @@ public sealed class StorageOptions
 public enum SqliteSynchronous
 {
     /// <summary>
-    /// Every commit is on disk before it is acknowledged: durable across a power loss (the default). In WAL mode the
-    /// writer's log is flushed beside it (SqliteWalSync) rather than inside each commit.
+    /// Every commit is on disk before it is acknowledged: durable across a power loss (the default). In WAL mode on Linux
+    /// the writer's log is flushed beside it (SqliteWalSync) rather than inside each commit.
     /// </summary>
     Full,
 

@@ -1,5 +1,6 @@
 using System.Data.Common;
 using Microsoft.Data.Sqlite;
+using SQLitePCL;
 using Microsoft.Extensions.Logging;
 using Saito.Storage.Keys;
 using Saito.Readings;
@@ -47,7 +48,8 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         _hot = new SqliteConnections(Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)), options);
         _archive = new SqliteConnections(Path.GetFullPath(Path.Combine(options.ArchivePath, SqliteSchema.ArchiveFileName)), options);
         _synchronous = SqliteConnections.Synchronous(options);
-        _flushBesideWriter = options.Sqlite.Synchronous == SqliteSynchronous.Full;
+        // Linux: the flush is fdatasync. Elsewhere SQLite's own FULL flushes inside each commit.
+        _flushBesideWriter = options.Sqlite.Synchronous == SqliteSynchronous.Full && OperatingSystem.IsLinux();
     }
 
     public override StorageProvider Provider => StorageProvider.Sqlite;
@@ -57,6 +59,9 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
 
     /// <summary>Flushes of the writer's log beside it (<see cref="SqliteWalSync"/>); 0 when commits flush themselves.</summary>
     internal long LogFlushes => _walSync?.Rounds ?? 0;
+
+    /// <summary>For tests: runs in each flush round before the flush (to hold a round open, or to fail it).</summary>
+    internal Action? BeforeLogFlush { get; init; }
 
     /// <summary>The archive-tier database file.</summary>
     public string ArchiveFile => _archive.File;
@@ -175,6 +180,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         await _writeLock.WaitAsync(cancellationToken);
         try
         {
+            _walSync?.ThrowIfFailed(); // after a failed flush, retries commit nothing more
             var writer = Writer();
             try
             {
@@ -209,6 +215,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         await _writeLock.WaitAsync(cancellationToken);
         try
         {
+            _walSync?.ThrowIfFailed(); // after a failed flush, retries commit nothing more
             var writer = Writer();
             try
             {
@@ -248,11 +255,14 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
                 bool wal = string.Equals(SqliteConnections.UseWal(connection), "wal", StringComparison.OrdinalIgnoreCase);
                 if (wal && _flushBesideWriter)
                 {
-                    // FULL, with the log's flush taken out of the commit and done beside the writer (SqliteWalSync).
+                    // FULL, with the log's flush taken out of the commit and done beside the writer (SqliteWalSync). The
+                    // log's name is SQLite's (it resolves symbolic links in the database file's path). NORMAL is set
+                    // last: a connection that goes back to the pool gets FULL again from Open's pragmas.
+                    sync = _walSync ??= new SqliteWalSync(_logger, BeforeLogFlush);
+                    sync.UseLog(raw.sqlite3_db_filename(connection.Handle, "main").utf8_to_string() + "-wal");
                     using var command = connection.CreateCommand();
                     command.CommandText = "PRAGMA synchronous = NORMAL";
                     command.ExecuteNonQuery();
-                    sync = _walSync ??= new SqliteWalSync(_hot.File + "-wal", _logger);
                 }
 
                 _writer = new SqliteWriter(connection, KeyStrategy);

@@ -11,6 +11,8 @@ namespace Saito.Storage.Tests.Sqlite;
 /// <summary>The contract against real SQLite files in a fresh temporary folder per test, plus what only SQLite has.</summary>
 public sealed class SqliteReadingStoreTests : ReadingStoreContractTests
 {
+    private static readonly TimeSpan Deadline = TimeSpan.FromSeconds(30);
+
     protected override Task<StoreTestStorage> CreateFreshStorageAsync(bool tiered) => Task.FromResult<StoreTestStorage>(new SqliteTestStorage());
 
     protected override async Task AssertTablesLiveInTheirTiersAsync(StoreTestStorage storage)
@@ -194,7 +196,63 @@ public sealed class SqliteReadingStoreTests : ReadingStoreContractTests
     }
 
     [Fact]
-    public async Task With_synchronous_full_writes_from_many_writers_are_stored_and_their_log_is_flushed_beside_the_writer()
+    public async Task With_synchronous_full_a_write_returns_after_its_flush_and_the_next_write_goes_in_while_it_runs()
+    {
+        using var flush = new HeldFlush();
+        await using var storage = new SqliteTestStorage();
+        await using var store = new SqliteReadingStore(storage.Options(KeyStrategy.Natural), NullLogger<SqliteReadingStore>.Instance)
+        {
+            BeforeLogFlush = flush.Run,
+        };
+        await store.EnsureSchemaAsync(Ct);
+
+        var first = store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Biosensor, 500)), Ct);
+        await flush.WaitUntilStartedAsync(1);
+        (await store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Ct)).ShouldBe(500, "committed, its flush held");
+        first.IsCompleted.ShouldBeFalse("not stored as far as the caller knows until its log is flushed");
+
+        var second = store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Biosensor, 500, firstIndex: 500)), Ct);
+        (await store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Ct)).ShouldBe(1000, "inserted while the first flush runs");
+        flush.Release();
+        (await first.WaitAsync(Deadline, Ct)).Inserted.ShouldBe(500);
+
+        await flush.WaitUntilStartedAsync(2);
+        second.IsCompleted.ShouldBeFalse("its commit came after the first flush began, so that flush does not cover it");
+        flush.Release();
+        (await second.WaitAsync(Deadline, Ct)).Inserted.ShouldBe(500);
+        store.LogFlushes.ShouldBe(2);
+    }
+
+    [Fact]
+    public async Task After_a_failed_flush_the_store_commits_nothing_more_and_says_why()
+    {
+        int flushes = 0;
+        await using var storage = new SqliteTestStorage();
+        await using var store = new SqliteReadingStore(storage.Options(KeyStrategy.Natural), NullLogger<SqliteReadingStore>.Instance)
+        {
+            BeforeLogFlush = () =>
+            {
+                if (Interlocked.Increment(ref flushes) == 1)
+                {
+                    throw new IOException("EIO from the disk");
+                }
+            },
+        };
+        await store.EnsureSchemaAsync(Ct);
+
+        var failed = await Should.ThrowAsync<IOException>(() => store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Pressure, 100)), Ct));
+        failed.Message.ShouldContain("EIO from the disk");
+        store.IsTransient(failed).ShouldBeTrue("the writers keep the messages unacknowledged and retry, as when the database is away");
+
+        await Should.ThrowAsync<IOException>(() => store.WriteAsync(TestReadings.Batch(TestReadings.Of(ReadingKind.Pressure, 100, firstIndex: 100)), Ct));
+        await Should.ThrowAsync<IOException>(() => store.RegisterDeviceAsync("SN-AFTER-FAILURE", null, Ct));
+        (await store.CountAsync(ReadingKind.Pressure, StorageTier.Hot, Ct)).ShouldBe(100, "only the batch whose flush failed was committed");
+        (await store.LoadDevicesAsync(Ct)).ContainsKey("SN-AFTER-FAILURE").ShouldBeFalse();
+        Volatile.Read(ref flushes).ShouldBe(1);
+    }
+
+    [Fact]
+    public async Task With_synchronous_full_writes_from_many_writers_at_once_are_all_stored()
     {
         await using var storage = new SqliteTestStorage();
         await using var store = (SqliteReadingStore)storage.CreateStore(KeyStrategy.Natural);
@@ -207,7 +265,7 @@ public sealed class SqliteReadingStoreTests : ReadingStoreContractTests
 
         results.Sum(r => r.Inserted).ShouldBe(4000);
         (await store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, Ct)).ShouldBe(4000);
-        store.LogFlushes.ShouldBeInRange(1, 8, "each write returns after a flush that started after its commit; flushes are shared");
+        store.LogFlushes.ShouldBeGreaterThan(0);
     }
 
     [Fact]
