@@ -294,7 +294,10 @@ internal sealed class HashingWriteStream(Stream inner, IncrementalHash hash) : S
     public override void SetLength(long value) => throw new NotSupportedException();
 }
 
-/// <summary>The three libc calls <see cref="ExportFiles.SyncDirectory"/> needs (Linux).</summary>
+/// <summary>
+/// The libc calls Saito makes itself (Linux): <see cref="ExportFiles.SyncDirectory"/>'s open, fsync and close, and the
+/// SQLite writer's log flush (<c>SqliteWalSync</c>).
+/// </summary>
 internal static class NativeFiles
 {
     /// <summary>O_RDONLY | O_DIRECTORY on Linux (x86-64 and arm64).</summary>
@@ -308,4 +311,8 @@ internal static class NativeFiles
 
     [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "close", SetLastError = true)]
     public static extern int Close(int fd);
+
+    /// <summary>fdatasync(2). The SafeHandle parameter keeps the descriptor open for the length of the call.</summary>
+    [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "fdatasync", SetLastError = true)]
+    public static extern int FileDataSync(Microsoft.Win32.SafeHandles.SafeFileHandle handle);
 }

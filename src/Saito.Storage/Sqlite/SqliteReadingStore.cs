@@ -173,44 +173,23 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
 
     /// <summary>On the writer connection, between two batches of readings: one transaction for the whole batch of devices.</summary>
     private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
-        IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
-    {
-        IReadOnlyDictionary<string, int> ids;
-        Task durable;
-        await _writeLock.WaitAsync(cancellationToken);
-        try
-        {
-            _walSync?.ThrowIfFailed(); // after a failed flush, retries commit nothing more
-            var writer = Writer();
-            try
-            {
-                ids = writer.RegisterDevices(devices, DateTime.UtcNow);
-                durable = AfterCommit();
-            }
-            catch (Exception exception)
-            {
-                DiscardWriter(writer, exception);
-                throw;
-            }
-        }
-        finally
-        {
-            _writeLock.Release();
-        }
+        IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken) =>
+        await UseWriterAsync(writer => writer.RegisterDevices(devices, DateTime.UtcNow), cancellationToken);
 
-        await durable.WaitAsync(cancellationToken);
-        return ids;
-    }
-
-    public override async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
+    public override Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(batch);
-        if (batch.IsEmpty)
-        {
-            return default;
-        }
+        return batch.IsEmpty ? Task.FromResult(default(BatchWriteResult)) : UseWriterAsync(writer => writer.Write(batch, cancellationToken), cancellationToken);
+    }
 
-        BatchWriteResult result;
+    /// <summary>
+    /// One commit on the writer connection, one caller at a time. With the log flushed beside the writer, the wait for the
+    /// flush comes after the write lock is let go: the next caller inserts while the disk works. A cancelled wait
+    /// (shutdown given up on) leaves the commit unacknowledged; hubs send it again and the key skips what is stored.
+    /// </summary>
+    private async Task<T> UseWriterAsync<T>(Func<SqliteWriter, T> commit, CancellationToken cancellationToken)
+    {
+        T result;
         Task durable;
         await _writeLock.WaitAsync(cancellationToken);
         try
@@ -219,7 +198,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
             var writer = Writer();
             try
             {
-                result = writer.Write(batch, cancellationToken);
+                result = commit(writer);
                 durable = AfterCommit();
             }
             catch (Exception exception)
@@ -233,8 +212,6 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
             _writeLock.Release();
         }
 
-        // Outside the write lock: the next batch is inserted while the log of this one is flushed. A cancelled wait
-        // (shutdown given up on) leaves the batch unacknowledged; hubs send it again and the key skips what is stored.
         await durable.WaitAsync(cancellationToken);
         return result;
     }

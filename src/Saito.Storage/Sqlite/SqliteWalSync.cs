@@ -1,6 +1,7 @@
 using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
 using Microsoft.Win32.SafeHandles;
+using Saito.Storage.Archive;
 
 namespace Saito.Storage.Sqlite;
 
@@ -163,7 +164,7 @@ internal sealed class SqliteWalSync : IDisposable
                 }
 
                 _beforeFlush?.Invoke();
-                if (FileDataSync(log) != 0)
+                if (NativeFiles.FileDataSync(log) != 0)
                 {
                     int errno = Marshal.GetLastPInvokeError();
                     throw new IOException($"fdatasync failed with errno {errno} ({Marshal.GetPInvokeErrorMessage(errno)})");
@@ -196,10 +197,6 @@ internal sealed class SqliteWalSync : IDisposable
     }
 
     private static IOException Failed(IOException failure) => new(failure.Message, failure);
-
-    // The SafeHandle parameter keeps the descriptor open for the length of the call.
-    [DllImport("libc", EntryPoint = "fdatasync", SetLastError = true)]
-    private static extern int FileDataSync(SafeFileHandle handle);
 
     /// <summary>Lets the rounds already asked for run (waiting up to 10 s for a disk that hangs), then closes the log.</summary>
     public void Dispose()

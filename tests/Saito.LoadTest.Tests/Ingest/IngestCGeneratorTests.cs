@@ -44,6 +44,19 @@ public sealed class IngestCGeneratorTests : IDisposable
             "--connections", "6", "--inflight", "20", "--warmup", "1", "--duration", "3", "--sample-seconds", "1",
             "--work", Path.Combine(_dir, "db"), "--out", outDir);
 
+    /// <summary>A short run against Mosquitto and Saito that ended well: every acknowledged reading stored. The acknowledged count.</summary>
+    private static long ShouldHaveStoredEveryAcknowledgedReading(ToolRun run, JsonElement results, string generator)
+    {
+        run.Exit.ShouldBe(0, "every acknowledged reading stored (the ratio target is reported, not asserted)" + run.Why);
+        results.GetProperty("generator").GetString().ShouldBe(generator);
+        long acked = results.GetProperty("acked_readings").GetInt64();
+        acked.ShouldBeGreaterThan(0);
+        results.GetProperty("stored_rows").GetInt64().ShouldBe(acked, "rows in the database, the warm-up's taken off, equal the acknowledged readings");
+        results.GetProperty("every_acked_reading_stored").GetBoolean().ShouldBeTrue();
+        results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
+        return acked;
+    }
+
     private static JsonElement Read(string path)
     {
         File.Exists(path).ShouldBeTrue($"{Path.GetFileName(path)} was not written");
@@ -60,15 +73,9 @@ public sealed class IngestCGeneratorTests : IDisposable
         var results = Read(Path.Combine(outDir, "results.json"));
         var saito = Read(Path.Combine(outDir, "generator-saito.json"));
         var mosquitto = Read(Path.Combine(outDir, "generator-mosquitto.json"));
-        run.Exit.ShouldBe(0, "every acknowledged reading stored (the ratio target is reported, not asserted)" + run.Why);
-        results.GetProperty("generator").GetString().ShouldBe("c");
-        long acked = results.GetProperty("acked_readings").GetInt64();
-        acked.ShouldBeGreaterThan(0);
+        long acked = ShouldHaveStoredEveryAcknowledgedReading(run, results, "c");
         results.GetProperty("sent_messages").GetInt64().ShouldBe(acked, "every publish acknowledged");
-        results.GetProperty("stored_rows").GetInt64().ShouldBe(acked, "rows in the database, the warm-up's taken off, equal the acknowledged readings");
         results.GetProperty("dead_letters").GetInt64().ShouldBe(0);
-        results.GetProperty("every_acked_reading_stored").GetBoolean().ShouldBeTrue();
-        results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
         results.GetProperty("tool_cores").GetDouble().ShouldBeGreaterThan(0, "the generator's own CPU, from getrusage");
         results.GetProperty("mosquitto_tool_cores").GetDouble().ShouldBeGreaterThan(0);
         results.GetProperty("mosquitto_machine_cores").GetDouble().ShouldBeGreaterThan(0, "what the machine did while Mosquitto ran");
@@ -109,13 +116,7 @@ public sealed class IngestCGeneratorTests : IDisposable
         var run = await RunShortAgainstMosquittoAsync("raw", outDir);
 
         var results = Read(Path.Combine(outDir, "results.json"));
-        run.Exit.ShouldBe(0, "every acknowledged reading stored" + run.Why);
-        results.GetProperty("generator").GetString().ShouldBe("raw");
-        long acked = results.GetProperty("acked_readings").GetInt64();
-        acked.ShouldBeGreaterThan(0);
-        results.GetProperty("stored_rows").GetInt64().ShouldBe(acked, "rows in the database, the warm-up's taken off, equal the acknowledged readings");
-        results.GetProperty("every_acked_reading_stored").GetBoolean().ShouldBeTrue();
-        results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
+        ShouldHaveStoredEveryAcknowledgedReading(run, results, "raw");
         foreach (string arm in new[] { "generator-saito.json", "generator-mosquitto.json" })
         {
             var generator = Read(Path.Combine(outDir, arm));
