@@ -1,5 +1,6 @@
 using Npgsql;
 using Saito.Archiver.Tests.Infrastructure;
+using Saito.Readings;
 using Saito.Storage.Keys;
 
 namespace Saito.Archiver.Tests.Contract;
@@ -35,5 +36,52 @@ public sealed class PostgresArchiverTests(PostgresServer server) : ArchiverContr
             "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'saito-archiver'", sampler);
         count.Parameters.Add(new NpgsqlParameter<string> { TypedValue = storage.Database });
         await ShouldStayWithinItsConnectionsAsync(storage, threads, async () => (long)(await count.ExecuteScalarAsync(Token))!);
+    }
+
+    /// <summary>
+    /// A run whose move statement waits (another session holds every hot row locked, FOR UPDATE, so the archiver's DELETE
+    /// waits for a row once its COPY has begun) still ends promptly when it is cancelled, with a cancellation, and moves
+    /// nothing. (Npgsql ends a cancelled COPY by closing its connection; PostgreSQL then rolls the statement back once it
+    /// gets its lock, docs/archiver.md#killed-at-any-point.)
+    /// </summary>
+    [Fact]
+    public async Task Cancelling_a_run_whose_move_statement_waits_ends_it_and_moves_nothing()
+    {
+        await using var storage = (PostgresArchiveTestStorage)await SeededAsync(CreateStorageAsync, KeyStrategy.Natural);
+        await using var holder = new NpgsqlConnection(storage.ConnectionString);
+        await holder.OpenAsync(Token);
+        await using var hold = await holder.BeginTransactionAsync(Token);
+        foreach (var kind in ReadingKinds.All)
+        {
+            await using var command = new NpgsqlCommand(
+                $"SELECT count(*) FROM (SELECT 1 FROM {ReadingTables.TableName(kind, KeyStrategy.Natural, StorageTier.Hot)} FOR UPDATE) locked", holder, hold);
+            await command.ExecuteNonQueryAsync(Token);
+        }
+
+        await using var archiver = storage.CreateArchiver();
+        using var cancel = CancellationTokenSource.CreateLinkedTokenSource(Token);
+        var run = archiver.RunAsync(Request(storage), cancel.Token);
+        // Sampled from a connection outside the holder's transaction: pg_stat_activity is read once per transaction.
+        await using var sampler = new NpgsqlConnection(storage.ConnectionString);
+        await sampler.OpenAsync(Token);
+        await using var waiting = new NpgsqlCommand(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'saito-archiver' AND wait_event_type = 'Lock'", sampler);
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        while ((long)(await waiting.ExecuteScalarAsync(Token))! == 0)
+        {
+            run.IsCompleted.ShouldBeFalse("the run ended before its move statement waited for the lock");
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "the archiver's move statement never waited for the lock");
+            await Task.Delay(20, Token);
+        }
+
+        await cancel.CancelAsync();
+        var ended = await Task.WhenAny(run, Task.Delay(TimeSpan.FromSeconds(20), Token));
+        ended.ShouldBe(run, "the run did not end within 20 s of its cancellation");
+        await Should.ThrowAsync<OperationCanceledException>(run);
+
+        await hold.RollbackAsync(Token);
+        var (hot, archive) = await TiersAsync(storage);
+        archive.ShouldBeEmpty();
+        hot.Count.ShouldBe(Readings(0, Total).Count);
     }
 }

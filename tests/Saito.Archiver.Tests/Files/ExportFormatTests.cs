@@ -47,6 +47,73 @@ public sealed class ExportFormatTests : IDisposable
     }
 
     [Fact]
+    public void A_time_is_written_byte_for_byte_as_the_documented_format_writes_it()
+    {
+        var random = new Random(20261127);
+        var times = new List<DateTime>
+        {
+            DateTime.MinValue, DateTime.MaxValue, new(2024, 2, 29, 23, 59, 59, DateTimeKind.Utc),
+            new DateTime(2026, 12, 31, 23, 59, 59, DateTimeKind.Utc).AddTicks(9_999_999), new(2000, 1, 1, 0, 0, 0, DateTimeKind.Utc),
+        };
+        for (int i = 0; i < 100_000; i++)
+        {
+            times.Add(new DateTime(random.NextInt64(DateTime.MaxValue.Ticks + 1), DateTimeKind.Utc));
+        }
+
+        Span<byte> buffer = stackalloc byte[64];
+        foreach (var time in times)
+        {
+            ArchiveCsv.TryFormatTime(buffer, time, out int written).ShouldBeTrue();
+            System.Text.Encoding.ASCII.GetString(buffer[..written]).ShouldBe(time.ToString(ArchiveCsv.TimeFormat, System.Globalization.CultureInfo.InvariantCulture));
+        }
+
+        ArchiveCsv.TryFormatTime(buffer[..26], times[0], out _).ShouldBeFalse();
+    }
+
+    [Fact]
+    public void A_value_is_written_byte_for_byte_as_dotnets_round_trip_form()
+    {
+        var random = new Random(20261127);
+        var values = new List<double>
+        {
+            0, -0.0, double.NaN, double.PositiveInfinity, double.NegativeInfinity, double.Epsilon, double.MaxValue, double.MinValue,
+            1e-3, 9.99e-4, 1e-4, 0.1, 0.2, 0.3, 1.0 / 3, 2.0 / 3, 999_999_999, 999_999_999.999, 1e9, 1e9 + 0.5, 123_456_789.125,
+            72, 33.4, 36.6, -40.25, 1e15, 1e16, 123456789012345680, 0.000123, 5e-5,
+        };
+        for (int k = -100_000; k <= 100_000; k++)
+        {
+            values.Add(k);
+            values.Add(k / 10.0);
+            values.Add(k / 100.0);
+            values.Add(k / 1000.0);
+            values.Add(k / 10_000.0);
+        }
+
+        for (int i = 0; i < 200_000; i++)
+        {
+            // Every magnitude a double has (random bits), and numbers of a sensor's size with a random number of decimals.
+            values.Add(BitConverter.Int64BitsToDouble(random.NextInt64()));
+            values.Add(Math.Round((random.NextDouble() - 0.5) * Math.Pow(10, random.Next(0, 12)), random.Next(0, 6)));
+        }
+
+        Span<byte> buffer = stackalloc byte[64];
+        foreach (double value in values)
+        {
+            ArchiveCsv.TryFormatValue(buffer, value, out int written).ShouldBeTrue();
+            string text = System.Text.Encoding.ASCII.GetString(buffer[..written]);
+            if (text != value.ToString("R", System.Globalization.CultureInfo.InvariantCulture))
+            {
+                text.ShouldBe(value.ToString("R", System.Globalization.CultureInfo.InvariantCulture), $"bits {BitConverter.DoubleToInt64Bits(value):x16}");
+            }
+        }
+
+        ArchiveCsv.TryFormatValue(buffer[..3], 33.4, out _).ShouldBeFalse();
+        ArchiveCsv.TryFormatValue(buffer[..4], -33.4, out _).ShouldBeFalse();
+        ArchiveCsv.TryFormatValue(buffer[..5], -33.4, out int fits).ShouldBeTrue();
+        fits.ShouldBe(5);
+    }
+
+    [Fact]
     public void Flushing_a_folder_works_on_a_real_folder_and_names_a_missing_one()
     {
         Directory.CreateDirectory(_folder);

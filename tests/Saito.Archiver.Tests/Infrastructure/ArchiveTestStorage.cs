@@ -149,6 +149,9 @@ public sealed class PostgresArchiveTestStorage : ArchiveTestStorage
     /// <summary>The test's own database (its name in <c>pg_stat_activity</c>).</summary>
     public string Database => _database;
 
+    /// <summary>A connection string to the test's own database.</summary>
+    public string ConnectionString => _connectionString;
+
     public override StorageOptions Options() => new()
     {
         Provider = StorageProvider.Postgres,
