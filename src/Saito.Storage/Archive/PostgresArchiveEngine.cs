@@ -73,6 +73,20 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
         return builder.Build();
     }
 
+    /// <summary>
+    /// The settings of a move transaction. The sort of one batch (50,000 rows: about 5 MB) in memory rather than in a
+    /// temporary file (work_mem is 4 MB by default). And a cancelled run (Ctrl+C, a stop) ends its statements by closing
+    /// their connections (Npgsql cancels a COPY that way), which PostgreSQL notices only when it next writes to the
+    /// connection: a move statement waiting for a row lock would wait on, holding the locks of the rows it had deleted so
+    /// far, until the other transaction ended. From PostgreSQL 14 the server checks the connection while a statement runs
+    /// (<c>client_connection_check_interval</c>), every second here. (A session setting would not last: Npgsql resets a
+    /// pooled connection's settings when it is returned.)
+    /// </summary>
+    private static string MoveSettings(NpgsqlConnection connection) =>
+        connection.PostgreSqlVersion.Major >= 14
+            ? "SET LOCAL work_mem = '64MB'; SET LOCAL client_connection_check_interval = '1s'"
+            : "SET LOCAL work_mem = '64MB'";
+
 
     public async Task UseWorkersAsync(int workers)
     {
@@ -338,8 +352,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
         var clock = System.Diagnostics.Stopwatch.StartNew();
         await using var connection = await _dataSource.OpenConnectionAsync(cancellationToken);
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
-        // The sort of one batch (50,000 rows: about 5 MB) in memory rather than in a temporary file (work_mem is 4 MB by default).
-        await connection.ExecuteAsync("SET LOCAL work_mem = '64MB'", cancellationToken);
+        await connection.ExecuteAsync(MoveSettings(connection), cancellationToken);
         // The statement's rows as binary COPY, decoded in PostgresArchiveCopy (the data reader's per-value reads were the
         // second largest share of this process's CPU with four workers).
         var rows = await PostgresArchiveCopy.ReadAsync(connection, sql, batch.Kind, batch.Keys, batch.BatchRows, () => _pauses.Reach("mid-select", batch.Id),
