@@ -87,7 +87,6 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
             ? "SET LOCAL work_mem = '64MB'; SET LOCAL client_connection_check_interval = '1s'"
             : "SET LOCAL work_mem = '64MB'";
 
-
     public async Task UseWorkersAsync(int workers)
     {
         var previous = _dataSource;
