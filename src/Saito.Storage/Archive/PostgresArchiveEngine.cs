@@ -82,10 +82,11 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
     /// (<c>client_connection_check_interval</c>), every second here. (A session setting would not last: Npgsql resets a
     /// pooled connection's settings when it is returned.)
     /// </summary>
-    private static string MoveSettings(NpgsqlConnection connection) =>
-        connection.PostgreSqlVersion.Major >= 14
-            ? "SET LOCAL work_mem = '64MB'; SET LOCAL client_connection_check_interval = '1s'"
-            : "SET LOCAL work_mem = '64MB'";
+    private static string MoveSettings(NpgsqlConnection connection)
+    {
+        const string workMem = "SET LOCAL work_mem = '64MB'";
+        return connection.PostgreSqlVersion.Major >= 14 ? workMem + "; SET LOCAL client_connection_check_interval = '1s'" : workMem;
+    }
 
     public async Task UseWorkersAsync(int workers)
     {

@@ -66,13 +66,18 @@ public sealed class PostgresArchiverTests(PostgresServer server) : ArchiverContr
         await sampler.OpenAsync(Token);
         await using var waiting = new NpgsqlCommand(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'saito-archiver' AND wait_event_type = 'Lock'", sampler);
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        while ((long)(await waiting.ExecuteScalarAsync(Token))! == 0)
+        async Task UntilAsync(bool waits, TimeSpan limit, string failure, Task? stillRunning = null)
         {
-            run.IsCompleted.ShouldBeFalse("the run ended before its move statement waited for the lock");
-            DateTime.UtcNow.ShouldBeLessThan(deadline, "the archiver's move statement never waited for the lock");
-            await Task.Delay(20, Token);
+            var deadline = DateTime.UtcNow + limit;
+            while ((long)(await waiting.ExecuteScalarAsync(Token))! > 0 != waits)
+            {
+                stillRunning?.IsCompleted.ShouldBeFalse("the run ended before its move statement waited for the lock");
+                DateTime.UtcNow.ShouldBeLessThan(deadline, failure);
+                await Task.Delay(20, Token);
+            }
         }
+
+        await UntilAsync(waits: true, TimeSpan.FromSeconds(30), "the archiver's move statement never waited for the lock", run);
 
         await cancel.CancelAsync();
         var ended = await Task.WhenAny(run, Task.Delay(TimeSpan.FromSeconds(20), Token));
@@ -83,12 +88,7 @@ public sealed class PostgresArchiverTests(PostgresServer server) : ArchiverContr
         // until the lock goes (PostgreSQL 14 and later; the archiver's sessions check their connection every second).
         if (sampler.PostgreSqlVersion.Major >= 14)
         {
-            var stopDeadline = DateTime.UtcNow.AddSeconds(20);
-            while ((long)(await waiting.ExecuteScalarAsync(Token))! > 0)
-            {
-                DateTime.UtcNow.ShouldBeLessThan(stopDeadline, "the archiver's move statement still waited for the lock 20 s after the run was cancelled");
-                await Task.Delay(50, Token);
-            }
+            await UntilAsync(waits: false, TimeSpan.FromSeconds(20), "the archiver's move statement still waited for the lock 20 s after the run was cancelled");
         }
 
         await hold.RollbackAsync(Token);
