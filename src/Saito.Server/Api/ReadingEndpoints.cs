@@ -1,8 +1,10 @@
 using System.ComponentModel.DataAnnotations;
+using System.Security.Claims;
 using System.Text;
 using Microsoft.EntityFrameworkCore;
 using Saito.Readings;
 using Saito.Registry.Data;
+using Saito.Server.Dashboard;
 using Saito.Storage;
 using Saito.Storage.Queries;
 
@@ -34,7 +36,10 @@ public sealed class ReadingQuery
     [Range(1, 86_400)]
     public int? BucketSeconds { get; set; }
 
-    /// <summary>Series: comma-separated fields (default all of the kind's), e.g. <c>heart_rate,skin_temp</c>.</summary>
+    /// <summary>
+    /// Series: comma-separated fields (default all of the kind's the caller may see), e.g. <c>hr,temp</c>. Asking for
+    /// <c>sys</c> or <c>dia</c> without seeing blood pressure is refused (403).
+    /// </summary>
     [StringLength(200)]
     public string? Fields { get; set; }
 }
@@ -42,7 +47,9 @@ public sealed class ReadingQuery
 /// <summary>
 /// Readings for staff: a time range, the latest values, and a downsampled series (min, avg, max per bucket), by device
 /// or by owner. An owner's readings are those of each device while it was assigned to them, so a wristband that moved
-/// from one student to another never mixes them. Hot and archive tiers are both read.
+/// from one student to another never mixes them. Hot and archive tiers are both read. Blood pressure (<c>sys</c>,
+/// <c>dia</c>) is left out for those who do not see it (<see cref="DashboardAccess.SeesBloodPressure"/>), as on the
+/// dashboard.
 /// </summary>
 internal static class ReadingEndpoints
 {
@@ -64,12 +71,18 @@ internal static class ReadingEndpoints
         var http = context.HttpContext;
         var db = http.RequestServices.GetRequiredService<RegistryDbContext>();
         var ct = http.RequestAborted;
-        List<int> owners = [];
-        if (Id(http.Request.Query["ownerId"]) is { } ownerId)
+        // The handler binds ids more loosely ("+5", " 5"): an id this check cannot read exactly is refused, never let by.
+        if (!TryId(http.Request.Query["ownerId"], out int? ownerId) || !TryId(http.Request.Query["deviceId"], out int? deviceId))
         {
-            owners.Add(ownerId);
+            return Problems.Of(StatusCodes.Status400BadRequest, "Bad id", "ownerId and deviceId are whole numbers written with digits only, given once.");
         }
-        else if (Id(http.Request.Query["deviceId"]) is { } deviceId)
+
+        List<int> owners = [];
+        if (ownerId is not null)
+        {
+            owners.Add(ownerId.Value);
+        }
+        else if (deviceId is not null)
         {
             owners = await db.Assignments.Where(a => a.DeviceId == deviceId).Select(a => a.OwnerId).Distinct().ToListAsync(ct);
         }
@@ -85,7 +98,7 @@ internal static class ReadingEndpoints
                 }
             }
 
-            if (owners.Count == 0 && Id(http.Request.Query["deviceId"]) is not null)
+            if (owners.Count == 0 && deviceId is not null)
             {
                 return Problems.Of(StatusCodes.Status403Forbidden, "Not your student", "This device was never assigned to a student of yours: only admins read it.");
             }
@@ -96,10 +109,26 @@ internal static class ReadingEndpoints
         return result;
     }
 
-    private static int? Id(Microsoft.Extensions.Primitives.StringValues value) =>
-        int.TryParse(value.ToString(), System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int id) ? id : null;
+    /// <summary>Absent is fine (null); present, it must be one value of digits only.</summary>
+    private static bool TryId(Microsoft.Extensions.Primitives.StringValues value, out int? id)
+    {
+        id = null;
+        if (value.Count == 0)
+        {
+            return true;
+        }
 
-    private static async Task<IResult> RangeAsync(string kind, [AsParameters] ReadingQuery query, RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+        if (value.Count == 1 && int.TryParse(value[0], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int parsed))
+        {
+            id = parsed;
+            return true;
+        }
+
+        return false;
+    }
+
+    private static async Task<IResult> RangeAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
+        IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
     {
         var (readingKind, _, _, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
         if (error is not null)
@@ -108,10 +137,12 @@ internal static class ReadingEndpoints
         }
 
         var readings = intervals.Count == 0 ? [] : await Queries(store).ReadRangeAsync(readingKind, intervals, query.Limit ?? 10_000, cancellationToken);
-        return TypedResults.Ok(readings.Select(View).ToList());
+        bool seesBloodPressure = access.SeesBloodPressure(user);
+        return TypedResults.Ok(readings.Select(r => View(r, seesBloodPressure)).ToList());
     }
 
-    private static async Task<IResult> LatestAsync(string kind, int? deviceId, int? ownerId, RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<IResult> LatestAsync(string kind, int? deviceId, int? ownerId, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
+        IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
     {
         if (!ReadingKinds.TryParse(kind, out var readingKind))
         {
@@ -134,10 +165,12 @@ internal static class ReadingEndpoints
         }
 
         var readings = devices.Count == 0 ? [] : await Queries(store).LatestAsync(readingKind, devices, cancellationToken);
-        return TypedResults.Ok(readings.Select(View).ToList());
+        bool seesBloodPressure = access.SeesBloodPressure(user);
+        return TypedResults.Ok(readings.Select(r => View(r, seesBloodPressure)).ToList());
     }
 
-    private static async Task<IResult> SeriesAsync(string kind, [AsParameters] ReadingQuery query, RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<IResult> SeriesAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
+        IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
     {
         var (readingKind, from, to, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
         if (error is not null)
@@ -158,6 +191,21 @@ internal static class ReadingEndpoints
 
                 fields.Add(field);
             }
+        }
+
+        bool seesBloodPressure = access.SeesBloodPressure(user);
+        if (!seesBloodPressure)
+        {
+            // Asked for by name, leaving it out would read as "no blood pressure was measured": say it is withheld.
+            if (fields is not null && fields.Exists(DashboardAccess.IsBloodPressure))
+            {
+                return Problems.Of(StatusCodes.Status403Forbidden, "No blood pressure",
+                    "Aides see blood pressure (sys, dia) only when Dashboard:AidesSeeBloodPressure is true. Ask for the other fields, " +
+                    "or leave fields out: the answer then has every field you may see.");
+            }
+
+            // Not asked of the store at all, so it never leaves the database for this caller.
+            fields ??= [.. ReadingFields.FieldsOf(readingKind).Where(f => !DashboardAccess.IsBloodPressure(f))];
         }
 
         var bucket = TimeSpan.FromSeconds(query.BucketSeconds ?? 60);
@@ -209,11 +257,20 @@ internal static class ReadingEndpoints
     private static IReadingQueries Queries(IReadingStore store) =>
         store as IReadingQueries ?? throw new InvalidOperationException($"{store.Provider} does not answer reading queries");
 
-    private static ReadingView View(Reading r)
+    /// <summary>
+    /// A reading as the API answers it: every field of its kind, null where the reading carried none. Blood pressure
+    /// is absent, not null, for those who do not see it, so a withheld value never looks like one that was not measured.
+    /// </summary>
+    private static ReadingView View(Reading r, bool seesBloodPressure)
     {
         var values = new Dictionary<string, double?>(StringComparer.Ordinal);
         foreach (var field in ReadingFields.FieldsOf(r.Kind))
         {
+            if (!seesBloodPressure && DashboardAccess.IsBloodPressure(field))
+            {
+                continue;
+            }
+
             values[ReadingFields.NameOf(field)] = ReadingFields.SlotOf(field) switch
             {
                 0 => r.V0,

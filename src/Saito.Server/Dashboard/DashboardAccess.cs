@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Security.Claims;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
+using Saito.Readings;
 using Saito.Registry.Data;
 using Saito.Registry.Model;
 
@@ -26,6 +27,9 @@ public sealed class DashboardAccess(IOptions<DashboardOptions> options)
         return user.IsInRole(StaffRoles.Admin) || user.IsInRole(StaffRoles.Teacher)
             || (user.IsInRole(StaffRoles.Aide) && options.Value.AidesSeeBloodPressure);
     }
+
+    /// <summary>The values <see cref="SeesBloodPressure"/> governs, wherever readings are sent.</summary>
+    public static bool IsBloodPressure(ValueField field) => field is ValueField.Systolic or ValueField.Diastolic;
 
     public static int? UserId(ClaimsPrincipal user) =>
         int.TryParse(user.FindFirstValue(ClaimTypes.NameIdentifier), NumberStyles.None, CultureInfo.InvariantCulture, out int id) ? id : null;

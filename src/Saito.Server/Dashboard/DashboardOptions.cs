@@ -10,7 +10,7 @@ public sealed class DashboardOptions
     /// <summary>The channel of a location garment that is the head tag (sway is measured from it).</summary>
     public int HeadChannel { get; set; }
 
-    /// <summary>Whether aides see blood pressure. Off: the server never sends it to an aide's page.</summary>
+    /// <summary>Whether aides see blood pressure. Off: the server never sends it to an aide (live tiles, charts, readings API).</summary>
     public bool AidesSeeBloodPressure { get; set; }
 
     /// <summary>Longest wait between a committed reading and the tiles that show it being pushed (milliseconds).</summary>

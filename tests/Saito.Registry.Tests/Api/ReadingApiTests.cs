@@ -7,7 +7,10 @@ using Saito.Storage.Keys;
 
 namespace Saito.Registry.Tests.Api;
 
-/// <summary>Readings by owner through the assignment history, latest values and a downsampled series; SQLite and PostgreSQL.</summary>
+/// <summary>
+/// Readings by owner through the assignment history, latest values and a downsampled series, and who gets blood pressure
+/// from them; SQLite and PostgreSQL.
+/// </summary>
 public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<PostgresServer>
 {
     private static CancellationToken Ct => TestContext.Current.CancellationToken;
@@ -40,7 +43,7 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         }
         string range = $"from={Uri.EscapeDataString(t0.AddMinutes(-10).ToString("O"))}&to={Uri.EscapeDataString(t0.AddMinutes(10).ToString("O"))}";
         using var teacher = await server.AsAsync("teacher");
-        await ListOnClassAsync(admin, teacher, ana, ben);
+        await ListOnClassAsync(admin, [teacher], ana, ben);
 
         var anas = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ana}&{range}", Ct);
         var bens = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ben}&{range}", Ct);
@@ -79,6 +82,128 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         }
     }
 
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task An_aide_on_the_class_reads_no_blood_pressure_while_a_teacher_does(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres);
+        using var teacher = await server.AsAsync("teacher");
+        using var aide = await server.AsAsync("aide");
+        var (ana, band, range) = await StudentWithBloodPressureAsync(server, teacher, aide);
+
+        // Left out, not null: null in a reading means the band measured nothing.
+        foreach (string path in new[] { $"/api/readings/biosensor?ownerId={ana}&{range}", $"/api/readings/biosensor?deviceId={band}&{range}", $"/api/readings/biosensor/latest?ownerId={ana}" })
+        {
+            var values = (await GetAsync(aide, path, Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values");
+            values.GetProperty("hr").GetDouble().ShouldBe(80, path);
+            values.TryGetProperty("sys", out _).ShouldBeFalse(path);
+            values.TryGetProperty("dia", out _).ShouldBeFalse(path);
+        }
+
+        foreach (string path in new[] { $"/api/readings/biosensor/series?ownerId={ana}&{range}", $"/api/readings/biosensor/series?deviceId={band}&{range}" })
+        {
+            var fields = (await GetAsync(aide, path, Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("fields");
+            fields.GetProperty("hr").GetProperty("max").GetDouble().ShouldBe(80, path);
+            fields.TryGetProperty("sys", out _).ShouldBeFalse(path);
+            fields.TryGetProperty("dia", out _).ShouldBeFalse(path);
+        }
+
+        // Asked for by name: refused, saying why, rather than answered without it.
+        foreach (string asked in new[] { "sys", "hr,dia" })
+        {
+            using var refused = await aide.GetAsync($"/api/readings/biosensor/series?ownerId={ana}&fields={asked}&{range}", Ct);
+            string body = await refused.Content.ReadAsStringAsync(Ct);
+            refused.StatusCode.ShouldBe(HttpStatusCode.Forbidden, body);
+            refused.Content.Headers.ContentType!.MediaType.ShouldBe("application/problem+json");
+            body.ShouldContain("Dashboard:AidesSeeBloodPressure");
+        }
+
+        // The teacher on the same class reads all of it.
+        var reading = (await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ana}&{range}", Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values");
+        reading.GetProperty("sys").GetDouble().ShouldBe(118);
+        reading.GetProperty("dia").GetDouble().ShouldBe(76);
+        var latest = (await GetAsync(teacher, $"/api/readings/biosensor/latest?ownerId={ana}", Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values");
+        latest.GetProperty("sys").GetDouble().ShouldBe(118);
+        var series = (await GetAsync(teacher, $"/api/readings/biosensor/series?ownerId={ana}&fields=sys,dia&{range}", Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("fields");
+        series.GetProperty("sys").GetProperty("max").GetDouble().ShouldBe(118);
+        series.GetProperty("dia").GetProperty("min").GetDouble().ShouldBe(76);
+    }
+
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task An_aide_reads_blood_pressure_when_Dashboard_AidesSeeBloodPressure_is_true(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres, ["Dashboard:AidesSeeBloodPressure=true"]);
+        using var aide = await server.AsAsync("aide");
+        var (ana, _, range) = await StudentWithBloodPressureAsync(server, aide);
+
+        var reading = (await GetAsync(aide, $"/api/readings/biosensor?ownerId={ana}&{range}", Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values");
+        reading.GetProperty("sys").GetDouble().ShouldBe(118);
+        reading.GetProperty("dia").GetDouble().ShouldBe(76);
+        var latest = (await GetAsync(aide, $"/api/readings/biosensor/latest?ownerId={ana}", Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values");
+        latest.GetProperty("dia").GetDouble().ShouldBe(76);
+        var all = (await GetAsync(aide, $"/api/readings/biosensor/series?ownerId={ana}&{range}", Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("fields");
+        all.GetProperty("sys").GetProperty("avg").GetDouble().ShouldBe(118);
+        var asked = (await GetAsync(aide, $"/api/readings/biosensor/series?ownerId={ana}&fields=sys&{range}", Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("fields");
+        asked.GetProperty("sys").GetProperty("avg").GetDouble().ShouldBe(118);
+    }
+
+    [Fact]
+    public async Task An_id_written_loosely_is_refused_not_let_past_the_student_check()
+    {
+        // "+1" and " 1" bind as 1 in the handler; the check must not read them as "no id given" and let an aide on no
+        // class through to student 1's readings (it once did).
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null);
+        using var admin = await server.AsAsync("admin");
+        using var aide = await server.AsAsync("aide");
+        int ana = await CreateAsync(admin, "Ana");
+        string range = $"from={Uri.EscapeDataString(DateTimeOffset.UtcNow.AddHours(-1).ToString("O"))}&to={Uri.EscapeDataString(DateTimeOffset.UtcNow.ToString("O"))}";
+
+        using (var exact = await aide.GetAsync($"/api/readings/biosensor?ownerId={ana}&{range}", Ct))
+        {
+            exact.StatusCode.ShouldBe(HttpStatusCode.Forbidden, "the aide is listed on no class");
+        }
+
+        foreach (string loose in new[] { $"=%2B{ana}", $"=%20{ana}", $"={ana}%20", $"={ana}&{{0}}={ana}" })
+        {
+            string Id(string name) => name + string.Format(CultureInfo.InvariantCulture, loose, name);
+            foreach (string path in new[] { $"/api/readings/biosensor?{Id("ownerId")}&{range}", $"/api/readings/biosensor/latest?{Id("ownerId")}",
+                         $"/api/readings/biosensor/series?{Id("ownerId")}&{range}", $"/api/readings/biosensor?{Id("deviceId")}&{range}" })
+            {
+                using var response = await aide.GetAsync(path, Ct);
+                string body = await response.Content.ReadAsStringAsync(Ct);
+                response.StatusCode.ShouldBe(HttpStatusCode.BadRequest, $"{path}: {body}");
+                response.Content.Headers.ContentType!.MediaType.ShouldBe("application/problem+json");
+            }
+        }
+    }
+
+    /// <summary>
+    /// Ana, wearing a band that sent one reading with every biosensor field five minutes ago, on a class these staff are
+    /// listed on; her id, the band's, and a range around the reading.
+    /// </summary>
+    private static async Task<(int Ana, int Band, string Range)> StudentWithBloodPressureAsync(ApiServer server, params HttpClient[] staff)
+    {
+        using var admin = await server.AsAsync("admin");
+        var at = DateTimeOffset.UtcNow.AddMinutes(-5);
+        await ExternalClients.Mosquitto311.PublishAsync(new BrokerEndpoint("saito", "127.0.0.1", server.MqttPort, null, null, null),
+            OutgoingMessage.Text("saito/hub-1/wrist-bp/biosensor",
+                $$"""{"ts":"{{at.ToString("yyyy-MM-dd'T'HH:mm:ss'Z'", CultureInfo.InvariantCulture)}}","hr":80,"sys":118,"dia":76,"temp":33.4}"""),
+            new ClientOptions { QoS = 1 }, Ct);
+        int ana = await CreateAsync(admin, "Ana");
+        int band = (await GetAsync(admin, "/api/devices?q=wrist-bp", Ct)).GetProperty("items")[0].GetProperty("id").GetInt32();
+        using (var assigned = await admin.PostAsJsonAsync("/api/assignments", new { deviceId = band, ownerId = ana, from = at.AddMinutes(-5) }, Ct))
+        {
+            assigned.StatusCode.ShouldBe(HttpStatusCode.Created, await assigned.Content.ReadAsStringAsync(Ct));
+        }
+
+        await ListOnClassAsync(admin, staff, ana);
+        string range = $"from={Uri.EscapeDataString(at.AddMinutes(-10).ToString("O"))}&to={Uri.EscapeDataString(at.AddMinutes(10).ToString("O"))}";
+        return (ana, band, range);
+    }
+
     private static async Task<JsonElement> GetAsync(HttpClient client, string path, CancellationToken cancellationToken)
     {
         using var response = await client.GetAsync(path, cancellationToken);
@@ -87,8 +212,8 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         return JsonDocument.Parse(body).RootElement.Clone();
     }
 
-    /// <summary>A class with these students on its roster, and the teacher listed on it (teachers read only their students' readings).</summary>
-    private static async Task ListOnClassAsync(HttpClient admin, HttpClient teacher, params int[] students)
+    /// <summary>A class with these students on its roster, and these staff listed on it (teachers and aides read only their students' readings).</summary>
+    private static async Task ListOnClassAsync(HttpClient admin, HttpClient[] staff, params int[] students)
     {
         using var created = await admin.PostAsJsonAsync("/api/classes", new { name = "Readings class", slots = Array.Empty<object>() }, Ct);
         created.StatusCode.ShouldBe(HttpStatusCode.Created, await created.Content.ReadAsStringAsync(Ct));
@@ -99,9 +224,12 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
             roster.IsSuccessStatusCode.ShouldBeTrue();
         }
 
-        int teacherId = (await teacher.GetFromJsonAsync<JsonElement>("/api/auth/me", Ct)).GetProperty("id").GetInt32();
-        using var listed = await admin.PutAsync($"/api/classes/{classId}/staff/{teacherId}", null, Ct);
-        listed.StatusCode.ShouldBe(HttpStatusCode.NoContent);
+        foreach (var member in staff)
+        {
+            int userId = (await member.GetFromJsonAsync<JsonElement>("/api/auth/me", Ct)).GetProperty("id").GetInt32();
+            using var listed = await admin.PutAsync($"/api/classes/{classId}/staff/{userId}", null, Ct);
+            listed.StatusCode.ShouldBe(HttpStatusCode.NoContent);
+        }
     }
 
     private static async Task<int> CreateAsync(HttpClient admin, string name)
