@@ -9,8 +9,8 @@ using Saito.Storage.Keys;
 namespace Saito.Server;
 
 /// <summary>
-/// Once Saito is listening and its database is ready, logs two command lines a newcomer can paste: one that
-/// stores a reading, one that shows it stored.
+/// Once Saito is listening, its database is ready and its broker serves connections, logs two command lines a newcomer
+/// can paste: one that stores a reading, one that shows it stored.
 /// </summary>
 internal sealed partial class TryItReport(
     IHostApplicationLifetime lifetime, ReadingWriterPool writers, IServiceProvider services, IOptions<StorageOptions> storage,
@@ -24,7 +24,8 @@ internal sealed partial class TryItReport(
             LogEarlierDatabase(earlier, data.HotPath);
         }
 
-        lifetime.ApplicationStarted.Register(() => _ = writers.Ready.ContinueWith(
+        // And once the broker serves connections (it lets the registry's start-up work finish first), so the pasted line is answered at once.
+        lifetime.ApplicationStarted.Register(() => _ = Task.WhenAll(writers.Ready, services.GetService<MqttBroker>()?.Served ?? Task.CompletedTask).ContinueWith(
             ready =>
             {
                 if (ready.IsCompletedSuccessfully)

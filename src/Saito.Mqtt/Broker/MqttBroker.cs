@@ -4,6 +4,7 @@ using System.Net;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Saito.Mqtt.Hosting;
 using Saito.Mqtt.Packets;
 
 namespace Saito.Mqtt.Broker;
@@ -42,11 +43,18 @@ public sealed partial class MqttBroker : BackgroundService
     private readonly ILogger<MqttBroker> _logger;
     private readonly CancellationTokenSource _stopping = new();
     private int _connectedCount;
+    private readonly IMqttStartGate[] _gates;
+
+    // Completes once every start gate has opened (or Mqtt:StartupWaitSeconds passed); connections are served after it.
+    private Task _gatesOpen = Task.CompletedTask;
 
     public MqttBroker(IOptions<MqttBrokerOptions> options, ILogger<MqttBroker> logger, MqttBrokerMetrics metrics,
-        IEnumerable<IMqttPublishHook> hooks, IEnumerable<IMqttAuthenticator> authenticators, IEnumerable<IMqttAuthorizer> authorizers)
+        IEnumerable<IMqttPublishHook> hooks, IEnumerable<IMqttAuthenticator> authenticators, IEnumerable<IMqttAuthorizer> authorizers,
+        IEnumerable<IMqttStartGate> gates)
     {
         ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(gates);
+        _gates = [.. gates];
         Options = options.Value;
         _logger = logger;
         Metrics = metrics;
@@ -94,6 +102,25 @@ public sealed partial class MqttBroker : BackgroundService
             return RefuseAdmissionAsync(transport, info, limit!);
         }
 
+        // Admitted first, so the connections that wait for the start gates count against the limits.
+        return _gatesOpen.IsCompleted ? Serve(transport, info, address) : ServeOnceGatesOpenAsync(transport, info, address);
+    }
+
+    /// <summary>Completes, never faulted, once connections are served: the start gates have opened or the wait for them ended.</summary>
+#pragma warning disable VSTHRD003 // The broker's own task, started in StartAsync; it never faults.
+    public Task Served => _gatesOpen;
+#pragma warning restore VSTHRD003
+
+    private async Task ServeOnceGatesOpenAsync(IDuplexPipe transport, MqttConnectionInfo info, IPAddress? address)
+    {
+#pragma warning disable VSTHRD003 // The broker's own task, started in StartAsync; a server has no context to deadlock.
+        await _gatesOpen.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+#pragma warning restore VSTHRD003
+        await Serve(transport, info, address);
+    }
+
+    private Task Serve(IDuplexPipe transport, MqttConnectionInfo info, IPAddress? address)
+    {
         var connection = new MqttServerConnection(this, transport, info, _logger, address);
         _connections.TryAdd(connection, 0);
         if (_stopping.IsCancellationRequested)
@@ -480,6 +507,40 @@ public sealed partial class MqttBroker : BackgroundService
 
     // ------------------------------------------------------------ housekeeping
 
+    public override Task StartAsync(CancellationToken cancellationToken)
+    {
+        if (_gates.Length > 0 && Options.StartupWaitSeconds > 0)
+        {
+            _gatesOpen = OpenGatesAsync(TimeSpan.FromSeconds(Options.StartupWaitSeconds), _stopping.Token);
+        }
+
+        return base.StartAsync(cancellationToken);
+    }
+
+    /// <summary>Waits for the start gates, at most <paramref name="limit"/>; never throws, so connections are always served after it.</summary>
+    private async Task OpenGatesAsync(TimeSpan limit, CancellationToken stopping)
+    {
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        string names = string.Join(", ", _gates.Select(g => g.Name));
+        try
+        {
+            await Task.WhenAll(_gates.Select(g => g.WaitAsync(stopping))).WaitAsync(limit, stopping);
+            LogGatesOpened(names, clock.ElapsedMilliseconds);
+        }
+        catch (TimeoutException)
+        {
+            LogGatesTimedOut(names, Options.StartupWaitSeconds);
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+            // Stopping before the gates opened: the connections waiting are served and closed at once.
+        }
+        catch (Exception e)
+        {
+            LogGateFailed(e, names);
+        }
+    }
+
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
         using var timer = new PeriodicTimer(HousekeepingPeriod);
@@ -550,6 +611,16 @@ public sealed partial class MqttBroker : BackgroundService
     [LoggerMessage(1012, LogLevel.Warning,
         "Queue of {ClientId} is full (Mqtt:MaxQueuedMessages {Limit}, Mqtt:MaxQueuedBytesPerSession {LimitBytes}): {Dropped} new messages for it dropped since the last report, {Total} in all; it reads slower than messages arrive")]
     private partial void LogQueueFull(string clientId, int limit, long limitBytes, long dropped, long total);
+
+    [LoggerMessage(1021, LogLevel.Information, "MQTT connections are served now: start-up work ({Work}) done after {Milliseconds} ms")]
+    private partial void LogGatesOpened(string work, long milliseconds);
+
+    [LoggerMessage(1022, LogLevel.Warning,
+        "MQTT connections are served now although start-up work ({Work}) is not done after {Seconds} s (Mqtt:StartupWaitSeconds)")]
+    private partial void LogGatesTimedOut(string work, int seconds);
+
+    [LoggerMessage(1023, LogLevel.Error, "Waiting for start-up work ({Work}) failed; MQTT connections are served now")]
+    private partial void LogGateFailed(Exception exception, string work);
 
     [LoggerMessage(1013, LogLevel.Information, "Connection from {Remote} sent no CONNECT in time; closed")]
     private partial void LogConnectTimeout(string? remote);

@@ -69,6 +69,14 @@ public sealed class MqttBrokerOptions
     [Range(64, 268_435_460)]
     public int MaxPacketSize { get; set; } = 260 * 1024;
 
+    /// <summary>
+    /// How long, at most, connections wait after start for the start-up work the broker lets finish first
+    /// (<see cref="Hosting.IMqttStartGate"/>: in Saito's server, the registry's migrations, which wait for the readings'
+    /// database); past it they are served, and readings wait for the database as before. 0 serves them at once.
+    /// </summary>
+    [Range(0, 600)]
+    public int StartupWaitSeconds { get; set; } = 5;
+
     /// <summary>Connections that have not sent CONNECT yet, at once; past it a new connection is closed at once.</summary>
     [Range(1, 1_000_000)]
     public int MaxPendingConnections { get; set; } = 1_000;

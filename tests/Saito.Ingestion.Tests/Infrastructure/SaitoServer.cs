@@ -59,6 +59,12 @@ public sealed class SaitoServer : IAsyncDisposable
             {
                 await app.StartAsync();
                 await app.Services.GetRequiredService<ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(60));
+                if (app.Services.GetService<Saito.Mqtt.Broker.MqttBroker>() is { } broker)
+                {
+                    // The broker answers connections once the registry's start-up work is done.
+                    await broker.Served.WaitAsync(TimeSpan.FromSeconds(60));
+                }
+
                 return new SaitoServer(app, storage, port, httpPort);
             }
             catch (IOException ex) when (attempt < 5 && FreePort.IsAddressInUse(ex))

@@ -38,13 +38,15 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
 
     /// <param name="settings">Extra <c>Section:Key=value</c> settings, e.g. <c>Mqtt:MaxPacketSize=1024</c>.</param>
     /// <param name="configure">Extra service registrations (a publish hook, an authenticator).</param>
-    public static async Task<SaitoBrokerInstance> StartAsync(IEnumerable<string>? settings = null, Action<WebApplicationBuilder>? configure = null)
+    /// <param name="waitUntilServed">Whether to return only once the broker serves connections (its start gates have opened).</param>
+    public static async Task<SaitoBrokerInstance> StartAsync(
+        IEnumerable<string>? settings = null, Action<WebApplicationBuilder>? configure = null, bool waitUntilServed = true)
     {
         for (int attempt = 1; ; attempt++)
         {
             try
             {
-                return await TryStartAsync(settings, configure);
+                return await TryStartAsync(settings, configure, waitUntilServed);
             }
             catch (IOException ex) when (attempt < 5 && FreePort.IsAddressInUse(ex))
             {
@@ -53,7 +55,7 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
         }
     }
 
-    private static async Task<SaitoBrokerInstance> TryStartAsync(IEnumerable<string>? settings, Action<WebApplicationBuilder>? configure)
+    private static async Task<SaitoBrokerInstance> TryStartAsync(IEnumerable<string>? settings, Action<WebApplicationBuilder>? configure, bool waitUntilServed)
     {
         var certs = TestCertificates.Instance;
         int port = FreePort.Next();
@@ -78,6 +80,11 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
         try
         {
             await app.StartAsync();
+            if (waitUntilServed)
+            {
+                // The broker answers connections once the registry's start-up work is done (MqttBroker.Served).
+                await app.Services.GetRequiredService<MqttBroker>().Served.WaitAsync(TimeSpan.FromSeconds(60));
+            }
         }
         catch
         {
