@@ -23,7 +23,7 @@ internal sealed class SaitoTopicAuthorizer : IMqttAuthorizer
     public SaitoTopicAuthorizer(IOptions<IngestionOptions> ingestion, IOptions<SecurityOptions> security, IOptions<MqttBrokerOptions> broker)
     {
         _prefix = ingestion.Value.TopicPrefix;
-        _subscribeRoles = new HashSet<string>(security.Value.SubscribeRoles, StringComparer.Ordinal);
+        _subscribeRoles = new HashSet<string>(security.Value.EffectiveSubscribeRoles, StringComparer.Ordinal);
         _broker = broker.Value;
     }
 

@@ -222,6 +222,32 @@ public sealed class AccessControlTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_configured_list_of_subscribe_roles_replaces_the_default_one()
+    {
+        // "dashboard" is in the default list; a configured list must be able to leave it out (the configuration binder
+        // once added the configured roles to the default ones instead).
+        string dashSecret = Cli("clients", "add", "dash-2", "--role", "dashboard");
+        string analyticsSecret = Cli("clients", "add", "stats", "--role", "analytics");
+        await using var other = await SaitoBrokerInstance.StartAsync(
+            ["Mqtt:AllowAnonymous=false", $"Security:CredentialsFile={CredentialsFile}", "Security:SubscribeRoles:0=analytics"]);
+        string port = other.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        long deniedBefore = other.Broker.Metrics.DeniedTotal;
+
+        var dashboard = await RunAsync(ExternalClientSettings.MosquittoSub, "-h", "127.0.0.1", "-p", port, "-u", "dash-2", "-P", dashSecret,
+            "-t", "saito/#", "-V", "mqttv5", "-W", "5");
+        dashboard.Output.ShouldContain("denied", Case.Insensitive, "the dashboard role is not in the configured list");
+        other.Broker.Metrics.DeniedTotal.ShouldBeGreaterThan(deniedBefore);
+
+        // Granted, the subscriber waits for messages until -W ends it (exit code 27, "timed out"), and nothing was denied.
+        long deniedAfterDashboard = other.Broker.Metrics.DeniedTotal;
+        var analytics = await RunAsync(ExternalClientSettings.MosquittoSub, "-h", "127.0.0.1", "-p", port, "-u", "stats", "-P", analyticsSecret,
+            "-t", "saito/#", "-V", "mqttv5", "-W", "2");
+        analytics.Output.ShouldNotContain("denied", Case.Insensitive);
+        analytics.ExitCode.ShouldBe(27, analytics.Output);
+        other.Broker.Metrics.DeniedTotal.ShouldBe(deniedAfterDashboard);
+    }
+
+    [Fact]
     public async Task A_hub_certificate_from_the_configured_ca_signs_in_and_one_from_elsewhere_does_not()
     {
         Cli("hubs", "add", "hub-5");
