@@ -39,7 +39,8 @@ public sealed class MqttBrokerOptions
 
     /// <summary>
     /// Ask TLS clients for a certificate. A certificate is handed to the authenticator only when its chain ends at
-    /// <see cref="ClientCaPath"/>; otherwise the TLS handshake fails. Set automatically when <see cref="ClientCaPath"/> is set.
+    /// <see cref="ClientCaPath"/>; otherwise the TLS handshake fails. Set automatically when <see cref="ClientCaPath"/> is
+    /// set; set without it, the start fails (every certificate presented would fail the handshake).
     /// </summary>
     public bool RequestClientCertificate { get; set; }
 

@@ -192,6 +192,12 @@ internal sealed class MqttBrokerOptionsValidator(string urls) : IValidateOptions
             failures.Add($"Mqtt:ClientCaPath '{ca}' does not exist.");
         }
 
+        if (options.RequestClientCertificate && options.ClientCaPath is not { Length: > 0 })
+        {
+            failures.Add("Mqtt:RequestClientCertificate is set but Mqtt:ClientCaPath is not: without that CA no client certificate is accepted, " +
+                "so every client that presents one would fail the TLS handshake. Set Mqtt:ClientCaPath (it asks for certificates by itself).");
+        }
+
         if (options.ClientCaPath is { Length: > 0 } && options.TlsPort == 0)
         {
             failures.Add("Mqtt:ClientCaPath is set but Mqtt:TlsPort is 0: client certificates need the TLS listener.");
