@@ -29,6 +29,18 @@ public static class CredentialsCli
         ArgumentNullException.ThrowIfNull(configuration);
         var settings = new SecurityOptions();
         configuration.GetSection(SecurityOptions.SectionName).Bind(settings);
+        // The server validates these at start; the command line hashes new secrets with them, so it checks them too.
+        var invalid = new List<System.ComponentModel.DataAnnotations.ValidationResult>();
+        if (!System.ComponentModel.DataAnnotations.Validator.TryValidateObject(settings, new(settings), invalid, validateAllProperties: true))
+        {
+            foreach (var result in invalid)
+            {
+                error.WriteLine($"Security:{string.Join(", ", result.MemberNames)}: {result.ErrorMessage}");
+            }
+
+            return 2;
+        }
+
         var file = new Option<string?>("--file") { Description = "The credentials file (default Security:CredentialsFile, " + settings.CredentialsFile + ")", Recursive = true };
         var root = new RootCommand("Who may connect to Saito's broker: hubs (publish their own readings) and other clients (by role).")
         {

@@ -222,6 +222,21 @@ public sealed class AccessControlTests : IAsyncLifetime
     }
 
     [Fact]
+    public void The_credentials_command_refuses_hash_iterations_below_the_servers_floor()
+    {
+        var output = new StringWriter();
+        var error = new StringWriter();
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(
+            [new("Security:CredentialsFile", CredentialsFile), new("Security:HashIterations", "5")]).Build();
+
+        int rc = CredentialsCli.Run(["hubs", "add", "hub-weak"], configuration, output, error);
+
+        rc.ShouldBe(2, output.ToString());
+        error.ToString().ShouldContain("Security:HashIterations");
+        output.ToString().ShouldNotContain("Secret", Case.Sensitive, "no secret was made with 5 iterations");
+    }
+
+    [Fact]
     public async Task A_configured_list_of_subscribe_roles_replaces_the_default_one()
     {
         // "dashboard" is in the default list; a configured list must be able to leave it out (the configuration binder
