@@ -162,11 +162,21 @@ public sealed class MqttBrokerOptions
     /// </summary>
     public uint MaxSessionExpirySeconds { get; set; } = 7 * 24 * 3600;
 
-    /// <summary>Retained messages kept; a new retained topic past it is refused (5.0 clients get "quota exceeded").</summary>
+    /// <summary>
+    /// Retained topics kept; past it a retained message on a new topic is not kept (replacing or clearing a kept topic
+    /// still works). Only its retention is dropped: the message still goes to current subscribers and its acknowledgement
+    /// is the publish hook's (Success when the readings are stored), so the publisher is not asked to send it again for a
+    /// retention it cannot fix. Counted in <c>saito.mqtt.messages.dropped{cause=retained_limit}</c> and
+    /// <c>saito.mqtt.limits.hit{limit=MaxRetainedMessages}</c>.
+    /// </summary>
     [Range(0, 10_000_000)]
     public int MaxRetainedMessages { get; set; } = 100_000;
 
-    /// <summary>Payload bytes of retained messages in total; a retained message past it is not kept (5.0 clients get "quota exceeded").</summary>
+    /// <summary>
+    /// Payload bytes of retained messages in total; a retained message past it is not kept, with the same outcome as
+    /// <see cref="MaxRetainedMessages"/>: delivered to current subscribers, acknowledged as the publish hook says, counted in
+    /// <c>saito.mqtt.messages.dropped{cause=retained_limit}</c> and <c>saito.mqtt.limits.hit{limit=MaxRetainedBytes}</c>.
+    /// </summary>
     [Range(0, long.MaxValue)]
     public long MaxRetainedBytes { get; set; } = 64 * 1024 * 1024;
 

@@ -12,19 +12,29 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
     private readonly ConcurrentDictionary<string, MqttMessage> _retained = new(StringComparer.Ordinal);
     private long _bytes;
 
+    // Topics held plus slots reserved by stores about to add one. A store reserves its slot before it adds, so
+    // concurrent stores of new topics cannot pass MaxRetainedMessages between a check and an add; it is also cheaper
+    // than ConcurrentDictionary.Count, which takes every lock of the dictionary.
+    private int _slots;
+
     public int Count => _retained.Count;
 
     /// <summary>Payload bytes held, as counted against <see cref="MqttBrokerOptions.MaxRetainedBytes"/>.</summary>
     public long Bytes => Interlocked.Read(ref _bytes);
 
-    /// <summary>Keeps a retained message as its topic's, or clears the topic's when the payload is empty.</summary>
+    /// <summary>
+    /// Keeps a retained message as its topic's, or clears the topic's when the payload is empty. A message over
+    /// <see cref="MqttBrokerOptions.MaxRetainedMessages"/> (a new topic only) or <see cref="MqttBrokerOptions.MaxRetainedBytes"/>
+    /// is not kept: counted as dropped (<c>retained_limit</c>) and as a limit hit. Its publisher is not told: the broker still
+    /// routes the message to current subscribers and the publish hook decides the acknowledgement.
+    /// </summary>
     public void Store(MqttMessage message)
     {
         if (message.Payload.IsEmpty)
         {
             if (_retained.TryRemove(message.Topic, out var removed))
             {
-                Interlocked.Add(ref _bytes, -removed.Payload.Length);
+                Released(removed);
             }
 
             return;
@@ -40,26 +50,72 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
             Properties = message.Properties,
             ExpiresAt = message.ExpiresAt,
         };
-        if (_retained.Count >= options.MaxRetainedMessages && !_retained.ContainsKey(message.Topic))
+        int length = message.Payload.Length;
+
+        // A replacement and a new topic each claim what they need, then add; when another store on the same topic
+        // changed it in between (added, replaced or cleared it), the claim is given back and the store looks again.
+        while (true)
         {
-            metrics.Dropped("retained_limit");
-            metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedMessages));
-            return;
+            if (_retained.TryGetValue(message.Topic, out var previous))
+            {
+                if (!TryReserveBytes(length))
+                {
+                    return;
+                }
+
+                if (_retained.TryUpdate(message.Topic, retained, previous))
+                {
+                    Interlocked.Add(ref _bytes, -previous.Payload.Length);
+                    return;
+                }
+
+                Interlocked.Add(ref _bytes, -length);
+                continue;
+            }
+
+            if (Interlocked.Increment(ref _slots) > options.MaxRetainedMessages)
+            {
+                Interlocked.Decrement(ref _slots);
+                metrics.Dropped("retained_limit");
+                metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedMessages));
+                return;
+            }
+
+            if (!TryReserveBytes(length))
+            {
+                Interlocked.Decrement(ref _slots);
+                return;
+            }
+
+            if (_retained.TryAdd(message.Topic, retained))
+            {
+                return;
+            }
+
+            Interlocked.Decrement(ref _slots);
+            Interlocked.Add(ref _bytes, -length);
+        }
+    }
+
+    /// <summary>Claims <paramref name="length"/> bytes under <see cref="MqttBrokerOptions.MaxRetainedBytes"/>; past it counts the drop.</summary>
+    private bool TryReserveBytes(int length)
+    {
+        if (Interlocked.Add(ref _bytes, length) <= options.MaxRetainedBytes)
+        {
+            return true;
         }
 
-        if (Interlocked.Add(ref _bytes, message.Payload.Length) > options.MaxRetainedBytes)
-        {
-            Interlocked.Add(ref _bytes, -message.Payload.Length);
-            metrics.Dropped("retained_limit");
-            metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedBytes));
-            return;
-        }
+        Interlocked.Add(ref _bytes, -length);
+        metrics.Dropped("retained_limit");
+        metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedBytes));
+        return false;
+    }
 
-        _retained.AddOrUpdate(message.Topic, retained, (_, previous) =>
-        {
-            Interlocked.Add(ref _bytes, -previous.Payload.Length);
-            return retained;
-        });
+    /// <summary>Gives back the slot and bytes of a message removed from the store.</summary>
+    private void Released(MqttMessage removed)
+    {
+        Interlocked.Decrement(ref _slots);
+        Interlocked.Add(ref _bytes, -removed.Payload.Length);
     }
 
     /// <summary>
@@ -78,7 +134,7 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
             {
                 if (_retained.TryRemove(new KeyValuePair<string, MqttMessage>(topic, message)))
                 {
-                    Interlocked.Add(ref _bytes, -message.Payload.Length);
+                    Released(message);
                 }
 
                 continue;

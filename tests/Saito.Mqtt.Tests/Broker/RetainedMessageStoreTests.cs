@@ -5,7 +5,7 @@ using Saito.Mqtt.Packets;
 
 namespace Saito.Mqtt.Tests.Broker;
 
-/// <summary>The retained store's byte count follows what it holds, so Mqtt:MaxRetainedBytes refuses only what is really over.</summary>
+/// <summary>The retained store's counts follow what it holds, so Mqtt:MaxRetainedBytes and Mqtt:MaxRetainedMessages refuse only what is really over.</summary>
 public sealed class RetainedMessageStoreTests : IDisposable
 {
     private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
@@ -43,6 +43,76 @@ public sealed class RetainedMessageStoreTests : IDisposable
         store.Store(Retained("a", 0, null));
         store.Bytes.ShouldBe(0);
         store.Count.ShouldBe(0);
+    }
+
+    [Fact]
+    public void New_topics_stored_at_the_same_moment_never_pass_the_count()
+    {
+        // Eight publishers released together on a store with room for two, round after round: a check of the count
+        // followed by a separate add let every one of them in (up to 8 kept); a slot reserved before the add does not.
+        const int Publishers = 8;
+        const int Rounds = 2_000;
+        const int Limit = 2;
+        using var metrics = new MqttBrokerMetrics(_services.GetRequiredService<IMeterFactory>());
+        var options = new MqttBrokerOptions { MaxRetainedMessages = Limit };
+        var store = new MqttRetainedMessageStore(options, metrics);
+        int highest = 0;
+        using var barrier = new Barrier(Publishers, _ =>
+        {
+            highest = Math.Max(highest, store.Count);
+            store = new MqttRetainedMessageStore(options, metrics);
+        });
+        var publishers = Enumerable.Range(0, Publishers).Select(p => new Thread(() =>
+        {
+            for (int round = 0; round < Rounds; round++)
+            {
+                store.Store(Retained($"race/{p}", 1, null));
+                barrier.SignalAndWait();
+            }
+        })).ToList();
+        publishers.ForEach(t => t.Start());
+        publishers.ForEach(t => t.Join());
+
+        highest.ShouldBe(Limit);
+        metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBe((long)Rounds * (Publishers - Limit));
+    }
+
+    [Fact]
+    public void Racing_stores_and_clears_never_pass_the_count_and_every_freed_slot_is_taken_again()
+    {
+        // Stores and clears of the same topics racing: a store that loses a race on its topic gives its reserved slot
+        // back, so when all is cleared the full count is free again.
+        const int Limit = 50;
+        using var metrics = new MqttBrokerMetrics(_services.GetRequiredService<IMeterFactory>());
+        var store = new MqttRetainedMessageStore(new MqttBrokerOptions { MaxRetainedMessages = Limit }, metrics);
+        int highest = 0;
+        Parallel.For(0, 50_000, new ParallelOptions { MaxDegreeOfParallelism = 8, CancellationToken = TestContext.Current.CancellationToken }, i =>
+        {
+            store.Store(Retained($"race/{i % 400}", i % 7 == 0 ? 0 : 1, null));
+            int count = store.Count;
+            int seen;
+            while (count > (seen = Volatile.Read(ref highest)) && Interlocked.CompareExchange(ref highest, count, seen) != seen)
+            {
+            }
+        });
+
+        highest.ShouldBeLessThanOrEqualTo(Limit);
+        metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBeGreaterThan(0, "the bound was reached");
+        for (int i = 0; i < 400; i++)
+        {
+            store.Store(Retained($"race/{i}", 0, null));
+        }
+
+        store.Count.ShouldBe(0);
+        store.Bytes.ShouldBe(0);
+        long hits = metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages));
+        for (int i = 0; i < Limit; i++)
+        {
+            store.Store(Retained($"after/{i}", 1, null));
+        }
+
+        store.Count.ShouldBe(Limit);
+        metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBe(hits, "every slot given back by a clear or a lost race can be taken again");
     }
 
     private static MqttMessage Retained(string topic, int bytes, long? expiresAt) => new()

@@ -212,6 +212,73 @@ public sealed class HostileClientTests
     }
 
     [Fact]
+    public async Task Retained_topics_past_the_count_are_not_kept_but_still_delivered_and_replacing_or_clearing_still_works()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedMessages=2"]);
+        string prefix = Id("cap");
+        await using var live = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await live.ConnectAsync(MqttProtocolVersion.V500, Id("live"));
+        await live.SendAsync(new SubscribePacket { PacketId = 1, Subscriptions = [new MqttSubscription { TopicFilter = prefix + "/#", QoS = MqttQoS.AtMostOnce }] });
+        await live.ExpectAsync<SubAckPacket>();
+
+        await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await publisher.ConnectAsync(MqttProtocolVersion.V500, Id("ret"));
+
+        // Only the retention is refused, so the acknowledgement stays the hook's: Success, never "quota exceeded"
+        // (which would ask the publisher to send again readings that were stored).
+        async Task PublishRetainedAsync(string topic, string payload)
+        {
+            await publisher.SendAsync(new PublishPacket
+            {
+                Topic = $"{prefix}/{topic}",
+                Payload = System.Text.Encoding.UTF8.GetBytes(payload),
+                QoS = MqttQoS.AtLeastOnce,
+                PacketId = publisher.NextPacketId(),
+                Retain = true,
+            });
+            (await publisher.ExpectAsync<PublishAckPacket>()).ReasonCode.ShouldBe(MqttReasonCode.Success, $"{topic}={payload}");
+        }
+
+        await PublishRetainedAsync("a", "1");
+        await PublishRetainedAsync("b", "2");
+        await PublishRetainedAsync("c", "3");
+        saito.Broker.RetainedMessages.ShouldBe(2, "the third topic is over the limit");
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBe(1);
+        foreach (string topic in new[] { "a", "b", "c" })
+        {
+            (await live.ExpectAsync<PublishPacket>()).Topic.ShouldBe($"{prefix}/{topic}", "a current subscriber gets every message, kept or not");
+        }
+
+        await PublishRetainedAsync("a", "1b");
+        saito.Broker.RetainedMessages.ShouldBe(2);
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBe(1, "replacing a kept topic is not a new one");
+
+        await PublishRetainedAsync("b", "");
+        saito.Broker.RetainedMessages.ShouldBe(1, "an empty retained payload clears the topic");
+        await PublishRetainedAsync("d", "4");
+        saito.Broker.RetainedMessages.ShouldBe(2);
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBe(1, "the cleared slot took the new topic");
+
+        await using var subscriber = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await subscriber.ConnectAsync(MqttProtocolVersion.V500, Id("late"));
+        await subscriber.SendAsync(new SubscribePacket { PacketId = 1, Subscriptions = [new MqttSubscription { TopicFilter = prefix + "/#", QoS = MqttQoS.AtLeastOnce }] });
+        await subscriber.ExpectAsync<SubAckPacket>();
+        var kept = new Dictionary<string, string>();
+        for (int i = 0; i < 2; i++)
+        {
+            var publish = await subscriber.ExpectAsync<PublishPacket>();
+            publish.Retain.ShouldBeTrue(publish.Topic);
+            kept.Add(publish.Topic, System.Text.Encoding.UTF8.GetString(publish.Payload.Span));
+        }
+
+        kept.ShouldBe(new Dictionary<string, string> { [$"{prefix}/a"] = "1b", [$"{prefix}/d"] = "4" }, ignoreOrder: true);
+        await subscriber.ExpectNothingAsync();
+
+        await using var next = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        (await next.ConnectAsync(MqttProtocolVersion.V311, Id("after"))).ReasonCode.ShouldBe((byte)0, "the server still accepts clients");
+    }
+
+    [Fact]
     public async Task A_subscribe_to_everything_gets_at_most_the_retained_per_subscribe_limit()
     {
         await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedPerSubscribe=3"]);
