@@ -22,13 +22,14 @@ public sealed class DashboardOptions
     /// <summary>
     /// Committed readings waiting for the live view, at most. Past this the live view skips readings (counted, logged,
     /// shown on the dashboards as "live view behind") rather than slow ingestion; the readings are stored regardless.
+    /// A batch that arrives while nothing waits is taken even if it alone is larger.
     /// </summary>
     public int MaxBacklogReadings { get; set; } = 1_000_000;
 
     /// <summary>Dashboards one user may have open at once (each is a SignalR connection watching a class).</summary>
     public int MaxConnectionsPerUser { get; set; } = 20;
 
-    /// <summary>Points of a student chart, at most, per series (the server downsamples to this).</summary>
+    /// <summary>Points of a student chart, at most, per series (the server downsamples to this); 100 to 10,000.</summary>
     public int MaxChartPoints { get; set; } = 2_000;
 }
 
@@ -62,9 +63,9 @@ public sealed class DashboardOptionsValidator : IValidateOptions<DashboardOption
             failures.Add("Dashboard:MaxConnectionsPerUser must be from 1 to 1000.");
         }
 
-        if (options.MaxChartPoints is < 100 or > 100_000)
+        if (options.MaxChartPoints is < 100 or > StudentCharts.MaxChartPointsLimit)
         {
-            failures.Add("Dashboard:MaxChartPoints must be from 100 to 100000.");
+            failures.Add($"Dashboard:MaxChartPoints must be from 100 to {StudentCharts.MaxChartPointsLimit} (a chart's series is one downsample of at most {StudentCharts.MaxChartPointsLimit} buckets; was {options.MaxChartPoints}).");
         }
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);

@@ -22,8 +22,9 @@ public readonly struct CommittedChunk(Reading[] readings, int count, long commit
 /// <summary>
 /// The writers' side of the live view: each committed batch is copied into a pooled array and queued for
 /// <see cref="LiveClassroom"/>, so the writer's thread returns at once. The queue is bounded by
-/// <see cref="DashboardOptions.MaxBacklogReadings"/>: past it a batch is skipped and counted, never waited for,
-/// because the live view must not slow ingestion.
+/// <see cref="DashboardOptions.MaxBacklogReadings"/>: a batch that would take it past the bound while others wait is
+/// skipped and counted, never waited for, because the live view must not slow ingestion. A batch that arrives when
+/// nothing waits is taken whatever its size.
 /// </summary>
 public sealed class LiveFeed : ICommittedReadingsObserver
 {
@@ -49,7 +50,11 @@ public sealed class LiveFeed : ICommittedReadingsObserver
     {
         ArgumentNullException.ThrowIfNull(batch);
         int count = batch.ReadingCount;
-        if (Interlocked.Add(ref _backlog, count) > _maxBacklog)
+        // Past the bound only if something else waits: a single batch larger than the bound (a batch closes after the
+        // message that reaches Storage:BatchSize, so it may exceed it by a whole message) is taken when the live view
+        // is idle, else it could never be shown. The backlog thus stays within the larger of the bound and one batch.
+        long backlog = Interlocked.Add(ref _backlog, count);
+        if (backlog > _maxBacklog && backlog > count)
         {
             Interlocked.Add(ref _backlog, -count);
             Interlocked.Add(ref _skipped, count);

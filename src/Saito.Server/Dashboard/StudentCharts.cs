@@ -66,11 +66,18 @@ public static class StudentCharts
         return session is null ? (now - DefaultRange, now) : (session.StartsAt, session.EndsAt);
     }
 
-    /// <summary>The bucket width: the range over <see cref="DashboardOptions.MaxChartPoints"/>, whole seconds, at least one.</summary>
+    /// <summary>The most <see cref="DashboardOptions.MaxChartPoints"/> may be: a chart's buckets are one downsample.</summary>
+    public const int MaxChartPointsLimit = ReadingQueryLimits.MaxBuckets;
+
+    /// <summary>
+    /// The bucket width: the range over <see cref="DashboardOptions.MaxChartPoints"/> less one, whole seconds, at least
+    /// one. Less one because buckets are aligned to the Unix epoch, not to the range: a range a whole number of buckets
+    /// wide that starts inside one touches one more, so <c>n - 1</c> widths keep every series to <c>n</c> points.
+    /// </summary>
     public static int BucketSecondsOf(TimeSpan range, int maxPoints)
     {
-        int points = Math.Clamp(maxPoints, 1, ReadingQueryLimits.MaxBuckets - 2);
-        return (int)Math.Max(1, Math.Ceiling(range.TotalSeconds / points));
+        int points = Math.Clamp(maxPoints, 2, MaxChartPointsLimit);
+        return (int)Math.Max(1, Math.Ceiling(range.TotalSeconds / (points - 1)));
     }
 
     private static async Task<IResult> ChartAsync(int id, DateTimeOffset? from, DateTimeOffset? to, HttpContext http, RegistryDbContext db,

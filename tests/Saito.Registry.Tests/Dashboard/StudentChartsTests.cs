@@ -20,6 +20,24 @@ public sealed class StudentChartsTests
     public void BucketIsTheRangeOverThePointsInWholeSecondsAtLeastOne(int rangeSeconds, int maxPoints, int expected) =>
         Assert.Equal(expected, StudentCharts.BucketSecondsOf(TimeSpan.FromSeconds(rangeSeconds), maxPoints));
 
+    [Theory]
+    [InlineData(100)]
+    [InlineData(2_000)]
+    [InlineData(StudentCharts.MaxChartPointsLimit)]
+    public void No_range_touches_more_epoch_aligned_buckets_than_MaxChartPoints(int maxPoints)
+    {
+        foreach (int rangeSeconds in new[] { 99, 100, 3_600, 7_200, 86_400, 31 * 86_400 })
+        {
+            long width = StudentCharts.BucketSecondsOf(TimeSpan.FromSeconds(rangeSeconds), maxPoints);
+            for (long from = 1_772_000_000; from < 1_772_000_000 + (2 * width); from++)
+            {
+                long to = from + rangeSeconds;
+                long touched = ((to + width - 1) / width) - (from / width);
+                touched.ShouldBeLessThanOrEqualTo(maxPoints, $"{rangeSeconds} s from {from} in buckets of {width} s");
+            }
+        }
+    }
+
     [Fact]
     public void AverageWeighsDevicesByTheirReadingsAndSortsByTime()
     {
