@@ -52,6 +52,7 @@ public sealed class IngestionMetrics
     private readonly Counter<long> _deadLettered;
     private readonly Counter<long> _batches;
     private readonly Counter<long> _writeRetries;
+    private readonly Counter<long> _queueWaits;
     private readonly Histogram<double> _commitSeconds;
     private readonly Histogram<double> _queueToCommitSeconds;
     private readonly Histogram<int> _batchReadings;
@@ -61,6 +62,7 @@ public sealed class IngestionMetrics
     private long _duplicatesTotal;
     private long _rejectedTotal;
     private long _messagesTotal;
+    private long _queueWaitsTotal;
 
     public IngestionMetrics(IMeterFactory meterFactory)
     {
@@ -90,11 +92,16 @@ public sealed class IngestionMetrics
             "Readings and dead letters waiting for a writer; publishers wait when it reaches the capacity");
         meter.CreateObservableGauge("saito.ingestion.queue.capacity", () => Interlocked.Read(ref _queueCapacity), "{reading}",
             "Storage:QueueCapacity: the queue depth at which publishers wait");
+        _queueWaits = meter.CreateCounter<long>("saito.ingestion.queue.waits", "{message}",
+            "Messages whose publisher waited because the queue was full (Storage:QueueCapacity); their acknowledgements were held meanwhile");
     }
 
     public long ReadingsStoredTotal => Interlocked.Read(ref _readingsStoredTotal);
     public long DuplicatesTotal => Interlocked.Read(ref _duplicatesTotal);
     public long RejectedTotal => Interlocked.Read(ref _rejectedTotal);
+
+    /// <summary>Messages that waited for room in the full queue since start (<c>saito.ingestion.queue.waits</c>).</summary>
+    public long QueueWaitsTotal => Interlocked.Read(ref _queueWaitsTotal);
 
     /// <summary>The queue the depth gauge reads (on each collection, not on each message).</summary>
     internal void ObserveQueue(Func<long> depth, long capacity)
@@ -186,6 +193,13 @@ public sealed class IngestionMetrics
     public void QueueToCommit(double seconds) => _queueToCommitSeconds.Record(seconds);
 
     public void WriteRetried() => _writeRetries.Add(1);
+
+    /// <summary>A message waits for room in the full queue (rare: only while the database falls behind); returns the count since start.</summary>
+    internal long QueueWaited()
+    {
+        _queueWaits.Add(1);
+        return Interlocked.Increment(ref _queueWaitsTotal);
+    }
 
     private static KeyValuePair<string, object?> Tag(string key, string value) => new(key, value);
 }

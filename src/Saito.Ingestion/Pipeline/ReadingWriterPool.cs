@@ -44,6 +44,8 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly int _share; // readings after which a batch closes while another writer is free
     private int _committingWriters;
     private readonly SemaphoreSlim _gather = new(1, 1);
+    private long _queueFullLoggedAt; // Environment.TickCount64 of the last "queue full" warning
+    private long _queueWaitsAtLog; // QueueWaitsTotal when it was logged
 
     public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
         IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger,
@@ -77,6 +79,9 @@ public sealed partial class ReadingWriterPool : BackgroundService
 
     public long QueuedMessages => Interlocked.Read(ref _queuedMessages);
 
+    /// <summary>How often, at most, a full queue is logged while publishers keep waiting on it.</summary>
+    public static TimeSpan QueueFullLogInterval { get; } = TimeSpan.FromSeconds(10);
+
     /// <summary>
     /// Queues a message and completes when it is committed. Waits first while the queue is full;
     /// <paramref name="cancellationToken"/> ends only that wait. Once queued, the message ends one of three ways,
@@ -88,7 +93,14 @@ public sealed partial class ReadingWriterPool : BackgroundService
     /// </summary>
     internal async Task<WriteOutcome> SubmitAsync(PendingMessage message, CancellationToken cancellationToken)
     {
-        await _gate.AcquireAsync(message.Weight, cancellationToken);
+        var room = _gate.AcquireAsync(message.Weight, cancellationToken);
+        if (!room.IsCompletedSuccessfully)
+        {
+            // The queue is full (the database falls behind): this publisher waits, its acknowledgement held.
+            QueueFull();
+            await room;
+        }
+
         Interlocked.Increment(ref _queuedMessages);
         if (!_queue.Writer.TryWrite(message))
         {
@@ -98,6 +110,29 @@ public sealed partial class ReadingWriterPool : BackgroundService
         }
 
         return await message.Completion;
+    }
+
+    /// <summary>
+    /// Counts a publisher that waits on the full queue (<c>saito.ingestion.queue.waits</c>) and logs it: the first time,
+    /// then at most once per <see cref="QueueFullLogInterval"/>, with the waits since the last line.
+    /// </summary>
+    private void QueueFull()
+    {
+        long total = _metrics.QueueWaited();
+        long now = Environment.TickCount64;
+        long last = Interlocked.Read(ref _queueFullLoggedAt);
+        if (total != 1 && now - last < (long)QueueFullLogInterval.TotalMilliseconds)
+        {
+            return;
+        }
+
+        if (Interlocked.CompareExchange(ref _queueFullLoggedAt, now, last) != last)
+        {
+            return; // another publisher is logging it
+        }
+
+        long since = total - Interlocked.Exchange(ref _queueWaitsAtLog, total);
+        LogQueueFull(_gate.Capacity, Math.Max(1, since), total);
     }
 
     public override async Task StopAsync(CancellationToken cancellationToken)
@@ -462,6 +497,10 @@ public sealed partial class ReadingWriterPool : BackgroundService
 
     [LoggerMessage(2016, LogLevel.Warning, "Shutdown timed out with {Messages} message(s) not committed; they were not acknowledged and will be sent again")]
     private partial void LogAbandoned(int messages);
+
+    [LoggerMessage(2018, LogLevel.Warning,
+        "The write queue is full ({Capacity} readings, Storage:QueueCapacity): {Waits} publish(es) waited for room since the last report ({Total} since start); their acknowledgements are held until the database catches up")]
+    private partial void LogQueueFull(long capacity, long waits, long total);
 
     [LoggerMessage(2019, LogLevel.Error, "{Observer} failed on a committed batch; the readings are stored, the live view may have missed them")]
     private partial void LogObserverFailed(Exception exception, string observer);

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using Microsoft.Extensions.DependencyInjection;
@@ -131,31 +130,6 @@ public sealed class BoundedMemoryTests
         listener.Start();
         listener.RecordObservableInstruments();
         return drops;
-    }
-
-    /// <summary>The server's log lines at Warning and above, by event id.</summary>
-    private sealed class CapturedLog : ILoggerProvider
-    {
-        private readonly ConcurrentQueue<(int EventId, string Text)> _lines = new();
-
-        public List<string> Lines(int eventId) => [.. _lines.Where(l => l.EventId == eventId).Select(l => l.Text)];
-
-        public ILogger CreateLogger(string categoryName) => new Sink(_lines);
-
-        public void Dispose()
-        {
-        }
-
-        private sealed class Sink(ConcurrentQueue<(int, string)> lines) : ILogger
-        {
-            public IDisposable? BeginScope<TState>(TState state)
-                where TState : notnull => null;
-
-            public bool IsEnabled(LogLevel logLevel) => logLevel >= LogLevel.Warning;
-
-            public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter) =>
-                lines.Enqueue((eventId.Id, formatter(state, exception)));
-        }
     }
 
     /// <summary>A raw 3.1.1 connection subscribed to <paramref name="topic"/>.</summary>
