@@ -42,9 +42,10 @@ internal sealed class AuthOptionsValidator : IValidateOptions<AuthOptions>
             failures.Add("Auth:LockoutMinutes must be from 1 to 1440.");
         }
 
-        if (options.MinPasswordLength is < 8 or > 128)
+        // The passwords Saito makes (new users, resets) must pass the rule too.
+        if (options.MinPasswordLength is < 8 or > Security.SecretHash.SecretLength)
         {
-            failures.Add("Auth:MinPasswordLength must be from 8 to 128.");
+            failures.Add($"Auth:MinPasswordLength must be from 8 to {Security.SecretHash.SecretLength} (the passwords Saito generates for new users and resets are {Security.SecretHash.SecretLength} characters).");
         }
 
         if (options.BearerTokenMinutes is < 1 or > 24 * 60)

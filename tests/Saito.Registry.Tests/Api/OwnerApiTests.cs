@@ -3,6 +3,8 @@ using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json;
 using Microsoft.EntityFrameworkCore;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Time.Testing;
 using Saito.Registry.Tests.Infrastructure;
 using Saito.Storage.Keys;
 
@@ -164,6 +166,152 @@ public sealed class OwnerApiTests(PostgresServer postgres) : IClassFixture<Postg
 
         again.StatusCode.ShouldBe(HttpStatusCode.Locked);
     }
+
+    [Fact]
+    public async Task A_new_password_shorter_than_twelve_characters_is_refused_and_twelve_are_enough()
+    {
+        // Identity's own minimum is 6: the 11-character refusal shows Auth:MinPasswordLength (default 12) is applied.
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null);
+        using var teacher = await server.AsAsync("teacher");
+
+        using var eleven = await ChangePasswordAsync(teacher, "abcdefghijk");
+        using var twelve = await ChangePasswordAsync(teacher, "abcdefghijkl");
+        using var anonymous = server.Anonymous();
+        using var withNew = await anonymous.PostAsJsonAsync("/api/auth/login", new { userName = "teacher", password = "abcdefghijkl" }, Ct);
+        using var withOld = await anonymous.PostAsJsonAsync("/api/auth/login", new { userName = "teacher", password = ApiServer.Password }, Ct);
+
+        eleven.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
+        eleven.Content.Headers.ContentType!.MediaType.ShouldBe("application/problem+json");
+        var errors = (await eleven.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("errors");
+        errors.GetProperty("PasswordTooShort")[0].GetString()!.ShouldContain("12");
+        twelve.StatusCode.ShouldBe(HttpStatusCode.NoContent);
+        withNew.StatusCode.ShouldBe(HttpStatusCode.OK);
+        withOld.StatusCode.ShouldBe(HttpStatusCode.Unauthorized);
+    }
+
+    [Fact]
+    public async Task Auth_MinPasswordLength_refuses_a_password_the_default_would_accept()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, ["Auth:MinPasswordLength=16"]);
+        using var teacher = await server.AsAsync("teacher");
+
+        using var fourteen = await ChangePasswordAsync(teacher, "abcdefghijklmn");
+        using var sixteen = await ChangePasswordAsync(teacher, "abcdefghijklmnop");
+
+        fourteen.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
+        (await fourteen.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("errors").GetProperty("PasswordTooShort")[0].GetString()!.ShouldContain("16");
+        sixteen.StatusCode.ShouldBe(HttpStatusCode.NoContent);
+    }
+
+    [Fact]
+    public async Task Auth_MinPasswordLength_longer_than_the_passwords_saito_generates_stops_the_start()
+    {
+        // New users and resets get a generated password: a minimum above its length would refuse Saito's own.
+        Saito.Server.Security.SecretHash.NewSecret().Length.ShouldBe(Saito.Server.Security.SecretHash.SecretLength);
+
+        var refused = await Should.ThrowAsync<Microsoft.Extensions.Options.OptionsValidationException>(
+            () => ApiServer.StartAsync(StorageProvider.Sqlite, null, [$"Auth:MinPasswordLength={Saito.Server.Security.SecretHash.SecretLength + 1}"]));
+        refused.Message.ShouldContain($"Auth:MinPasswordLength must be from 8 to {Saito.Server.Security.SecretHash.SecretLength}");
+    }
+
+    [Fact]
+    public async Task A_bearer_token_expires_after_an_hour_and_its_refresh_token_gives_a_new_one()
+    {
+        var clock = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, configure: b => b.Services.AddSingleton<TimeProvider>(clock));
+        using var anonymous = server.Anonymous();
+        var tokens = await SignInAsync(anonymous, "teacher");
+        string refreshToken = tokens.GetProperty("refreshToken").GetString()!;
+
+        var fresh = await MeAsync(server, tokens);
+        clock.Advance(TimeSpan.FromMinutes(59));
+        var nearlyAnHour = await MeAsync(server, tokens);
+        clock.Advance(TimeSpan.FromMinutes(2));
+        var afterAnHour = await MeAsync(server, tokens);
+        using var refresh = await anonymous.PostAsJsonAsync("/api/auth/refresh", new { refreshToken }, Ct);
+        refresh.StatusCode.ShouldBe(HttpStatusCode.OK);
+        var renewed = await refresh.Content.ReadFromJsonAsync<JsonElement>(Ct);
+        var withRenewed = await MeAsync(server, renewed);
+
+        // The refresh token has its own life, Auth:RefreshTokenDays (14).
+        clock.Advance(TimeSpan.FromDays(14));
+        using var lateRefresh = await anonymous.PostAsJsonAsync("/api/auth/refresh", new { refreshToken = renewed.GetProperty("refreshToken").GetString() }, Ct);
+
+        tokens.GetProperty("expiresIn").GetInt32().ShouldBe(3600);
+        fresh.ShouldBe(HttpStatusCode.OK);
+        nearlyAnHour.ShouldBe(HttpStatusCode.OK);
+        afterAnHour.ShouldBe(HttpStatusCode.Unauthorized);
+        renewed.GetProperty("expiresIn").GetInt32().ShouldBe(3600);
+        withRenewed.ShouldBe(HttpStatusCode.OK);
+        lateRefresh.StatusCode.ShouldBe(HttpStatusCode.Unauthorized);
+    }
+
+    [Fact]
+    public async Task Auth_BearerTokenMinutes_shortens_a_bearer_token_s_life()
+    {
+        var clock = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, ["Auth:BearerTokenMinutes=5"], b => b.Services.AddSingleton<TimeProvider>(clock));
+        using var anonymous = server.Anonymous();
+        var tokens = await SignInAsync(anonymous, "teacher");
+
+        clock.Advance(TimeSpan.FromMinutes(4));
+        var afterFour = await MeAsync(server, tokens);
+        clock.Advance(TimeSpan.FromMinutes(2));
+        var afterSix = await MeAsync(server, tokens);
+
+        tokens.GetProperty("expiresIn").GetInt32().ShouldBe(300);
+        afterFour.ShouldBe(HttpStatusCode.OK);
+        afterSix.ShouldBe(HttpStatusCode.Unauthorized);
+    }
+
+    [Fact]
+    public async Task A_sign_in_cookie_ends_after_twelve_hours_unless_the_browser_keeps_using_it()
+    {
+        var clock = new FakeTimeProvider(DateTimeOffset.UtcNow);
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, configure: b => b.Services.AddSingleton<TimeProvider>(clock));
+        using var idleHandler = new HttpClientHandler { CookieContainer = new CookieContainer() };
+        using var idle = new HttpClient(idleHandler) { BaseAddress = server.BaseAddress };
+        using var busyHandler = new HttpClientHandler { CookieContainer = new CookieContainer() };
+        using var busy = new HttpClient(busyHandler) { BaseAddress = server.BaseAddress };
+        foreach (var browser in new[] { idle, busy })
+        {
+            using var login = await browser.PostAsJsonAsync("/api/auth/login?useCookies=true", new { userName = "teacher", password = ApiServer.Password }, Ct);
+            login.StatusCode.ShouldBe(HttpStatusCode.OK);
+        }
+
+        // Sliding: a request renews the cookie for another Auth:CookieHours (12). Identity's security-stamp check renews it
+        // on any request 30 minutes or more after it was issued, before the cookie handler's own half-life rule would.
+        clock.Advance(TimeSpan.FromHours(7));
+        using var busyAtSeven = await busy.GetAsync("/api/auth/me", Ct);
+        clock.Advance(TimeSpan.FromHours(5) + TimeSpan.FromMinutes(1));
+        // The idle browser still sends its cookie (its Expires is on the real clock): the server is what refuses it.
+        idleHandler.CookieContainer.GetCookies(server.BaseAddress)["saito.auth"].ShouldNotBeNull();
+        using var idleAfterTwelve = await idle.GetAsync("/api/auth/me", Ct);
+        clock.Advance(TimeSpan.FromHours(2));
+        using var busyAtFourteen = await busy.GetAsync("/api/auth/me", Ct);
+
+        busyAtSeven.StatusCode.ShouldBe(HttpStatusCode.OK);
+        idleAfterTwelve.StatusCode.ShouldBe(HttpStatusCode.Unauthorized);
+        busyAtFourteen.StatusCode.ShouldBe(HttpStatusCode.OK);
+    }
+
+    private static async Task<JsonElement> SignInAsync(HttpClient anonymous, string userName)
+    {
+        using var login = await anonymous.PostAsJsonAsync("/api/auth/login", new { userName, password = ApiServer.Password }, Ct);
+        login.StatusCode.ShouldBe(HttpStatusCode.OK);
+        return await login.Content.ReadFromJsonAsync<JsonElement>(Ct);
+    }
+
+    private static async Task<HttpStatusCode> MeAsync(ApiServer server, JsonElement tokens)
+    {
+        using var client = server.Anonymous();
+        client.DefaultRequestHeaders.Authorization = new System.Net.Http.Headers.AuthenticationHeaderValue("Bearer", tokens.GetProperty("accessToken").GetString());
+        using var me = await client.GetAsync("/api/auth/me", Ct);
+        return me.StatusCode;
+    }
+
+    private static Task<HttpResponseMessage> ChangePasswordAsync(HttpClient client, string newPassword) =>
+        client.PostAsJsonAsync("/api/auth/password", new { currentPassword = ApiServer.Password, newPassword }, Ct);
 
     private static Task<HttpResponseMessage> PutAsync(HttpClient client, string location, string? ifMatch, object body)
     {

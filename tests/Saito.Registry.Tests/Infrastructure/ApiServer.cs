@@ -46,7 +46,12 @@ public sealed class ApiServer : IAsyncDisposable
 
     public string CredentialsFile => Path.Combine(_folder, "credentials.json");
 
-    public static async Task<ApiServer> StartAsync(StorageProvider provider, PostgresServer? postgres, IEnumerable<string>? settings = null)
+    /// <param name="provider">The database of the registry and of readings.</param>
+    /// <param name="postgres">The PostgreSQL server, for <see cref="StorageProvider.Postgres"/>.</param>
+    /// <param name="settings">Extra <c>Section:Key=value</c> settings, e.g. <c>Auth:MaxFailedSignIns=3</c>.</param>
+    /// <param name="configure">Extra service registrations, e.g. a fake <see cref="TimeProvider"/>.</param>
+    public static async Task<ApiServer> StartAsync(
+        StorageProvider provider, PostgresServer? postgres, IEnumerable<string>? settings = null, Action<WebApplicationBuilder>? configure = null)
     {
         var database = await TestRegistryDatabase.CreateEmptyAsync(provider, postgres);
         string folder = Directory.CreateTempSubdirectory("saito-api-").FullName;
@@ -69,7 +74,7 @@ public sealed class ApiServer : IAsyncDisposable
                 .. storageSettings,
                 .. (settings ?? []).Select(s => "--" + s),
             ];
-            var app = SaitoApp.Build(args);
+            var app = SaitoApp.Build(args, configure);
             try
             {
                 await app.StartAsync();
