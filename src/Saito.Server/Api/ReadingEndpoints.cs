@@ -208,10 +208,17 @@ internal static class ReadingEndpoints
             fields ??= [.. ReadingFields.FieldsOf(readingKind).Where(f => !DashboardAccess.IsBloodPressure(f))];
         }
 
-        var bucket = TimeSpan.FromSeconds(query.BucketSeconds ?? 60);
-        if ((to - from) / bucket > ReadingQueryLimits.MaxBuckets)
+        if (query.BucketSeconds is < 1)
         {
-            return Problems.Invalid("bucketSeconds", $"[from, to) would hold more than {ReadingQueryLimits.MaxBuckets} buckets: widen the bucket or narrow the range.");
+            return Problems.Invalid("bucketSeconds", "bucketSeconds is a whole number of seconds, at least 1.");
+        }
+
+        var bucket = TimeSpan.FromSeconds(query.BucketSeconds ?? 60);
+        // Counted as the store counts them (epoch-aligned: a range that starts inside a bucket touches one more), so
+        // a range the store would refuse is a 400 here, not a 500 there.
+        if (ReadingQueryLimits.BucketsSpanned(from.UtcDateTime, to.UtcDateTime, (long)bucket.TotalMicroseconds) > ReadingQueryLimits.MaxBuckets)
+        {
+            return Problems.Invalid("bucketSeconds", $"[from, to) would touch more than {ReadingQueryLimits.MaxBuckets} buckets: widen the bucket or narrow the range.");
         }
 
         var buckets = intervals.Count == 0 ? [] : await Queries(store).DownsampleAsync(readingKind, intervals, from.UtcDateTime, to.UtcDateTime, bucket, fields, cancellationToken);

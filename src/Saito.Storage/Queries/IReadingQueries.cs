@@ -69,6 +69,18 @@ public static class ReadingQueryLimits
     /// <summary>Buckets one downsample may span: a chart has no use for more, and the answer stays small.</summary>
     public const int MaxBuckets = 10_000;
 
+    /// <summary>
+    /// The buckets of <paramref name="bucketMicroseconds"/> (aligned to the Unix epoch) that [from, to) touches, which
+    /// <see cref="MaxBuckets"/> bounds: one more than the range over the width when the range starts inside a bucket.
+    /// </summary>
+    public static long BucketsSpanned(DateTime from, DateTime to, long bucketMicroseconds)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(bucketMicroseconds);
+        long first = ReadingTime.ToUnixMicroseconds(from) / bucketMicroseconds;
+        long last = (ReadingTime.ToUnixMicroseconds(to) + bucketMicroseconds - 1) / bucketMicroseconds;
+        return last - first;
+    }
+
     /// <summary>Intervals (or devices) in one query: each is a few parameters, and SQL Server takes at most 2,100.</summary>
     public const int MaxIntervals = 500;
 

@@ -96,9 +96,7 @@ internal static class ReadingQueryArguments
         }
 
         long width = bucket.Ticks / ReadingTime.TicksPerMicrosecond;
-        long first = ReadingTime.ToUnixMicroseconds(from) / width;
-        long last = (ReadingTime.ToUnixMicroseconds(to) + width - 1) / width;
-        long buckets = last - first;
+        long buckets = ReadingQueryLimits.BucketsSpanned(from, to, width);
         return buckets <= ReadingQueryLimits.MaxBuckets
             ? width
             : throw new ArgumentException(

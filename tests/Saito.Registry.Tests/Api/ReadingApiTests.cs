@@ -180,6 +180,33 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         }
     }
 
+    [Fact]
+    public async Task A_series_range_that_touches_too_many_buckets_or_a_bucket_below_a_second_is_a_400_not_a_500()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null);
+        using var teacher = await server.AsAsync("teacher");
+        var (ana, _, _) = await StudentWithBloodPressureAsync(server, teacher);
+
+        // 10,000 one-second buckets long, but starting half-way into a second: it touches 10,001 epoch-aligned buckets,
+        // which the store refuses. The endpoint once counted 10,000 and let it through to a 500.
+        // The range covers the band's assignment (ten minutes ago), so the store is asked.
+        var now = DateTimeOffset.UtcNow;
+        var from = new DateTimeOffset(now.Year, now.Month, now.Day, now.Hour, now.Minute, now.Second, TimeSpan.Zero).AddSeconds(-9_000).AddMilliseconds(500);
+        string range = $"from={Uri.EscapeDataString(from.ToString("O"))}&to={Uri.EscapeDataString(from.AddSeconds(10_000).ToString("O"))}";
+        foreach (string query in new[] { $"bucketSeconds=1&{range}", $"bucketSeconds=-5&{range}", $"bucketSeconds=0&{range}" })
+        {
+            using var response = await teacher.GetAsync($"/api/readings/biosensor/series?ownerId={ana}&{query}", Ct);
+            string body = await response.Content.ReadAsStringAsync(Ct);
+            response.StatusCode.ShouldBe(HttpStatusCode.BadRequest, $"{query}: {body}");
+            body.ShouldContain("bucketSeconds");
+        }
+
+        // One bucket fewer fits.
+        string fits = $"from={Uri.EscapeDataString(from.ToString("O"))}&to={Uri.EscapeDataString(from.AddSeconds(9_999).ToString("O"))}";
+        using var ok = await teacher.GetAsync($"/api/readings/biosensor/series?ownerId={ana}&bucketSeconds=1&{fits}", Ct);
+        ok.StatusCode.ShouldBe(HttpStatusCode.OK, await ok.Content.ReadAsStringAsync(Ct));
+    }
+
     /// <summary>
     /// Ana, wearing a band that sent one reading with every biosensor field five minutes ago, on a class these staff are
     /// listed on; her id, the band's, and a range around the reading.
