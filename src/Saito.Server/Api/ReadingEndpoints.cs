@@ -105,7 +105,12 @@ internal static class ReadingEndpoints
         }
 
         var result = await next(context);
-        http.RequestServices.GetRequiredService<Dashboard.VitalsAudit>().Viewed(Dashboard.DashboardAccess.UserName(http.User), owners, Dashboard.VitalsAudit.ReadingsApi);
+        // A view is an answer that showed readings: the handler's own 400s and 403s showed none.
+        if (result is not IStatusCodeHttpResult { StatusCode: < 200 or >= 300 })
+        {
+            http.RequestServices.GetRequiredService<Dashboard.VitalsAudit>().Viewed(Dashboard.DashboardAccess.UserName(http.User), owners, Dashboard.VitalsAudit.ReadingsApi);
+        }
+
         return result;
     }
 

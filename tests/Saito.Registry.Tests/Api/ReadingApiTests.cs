@@ -181,6 +181,40 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
     }
 
     [Fact]
+    public async Task A_refused_request_for_a_students_readings_is_not_audited_as_a_view()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null);
+        using var admin = await server.AsAsync("admin");
+        using var aide = await server.AsAsync("aide");
+        var (ana, _, range) = await StudentWithBloodPressureAsync(server, aide);
+
+        // Refused by the handler (blood pressure asked of an aide), then answered: only the answer is a view. The audit
+        // stores views in the order they came, so once the second is there the first would be too.
+        using (var refused = await aide.GetAsync($"/api/readings/biosensor/series?ownerId={ana}&fields=sys&{range}", Ct))
+        {
+            refused.StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        }
+
+        (await GetAsync(aide, $"/api/readings/biosensor/series?ownerId={ana}&fields=hr&{range}", Ct)).GetArrayLength().ShouldBe(1);
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        List<JsonElement> views;
+        while (true)
+        {
+            var audit = await GetAsync(admin, $"/api/audit/vitals-views?ownerId={ana}&userName=aide", Ct);
+            views = [.. audit.GetProperty("items").EnumerateArray().Where(v => v.GetProperty("via").GetString() == "api-readings")];
+            if (views.Count > 0)
+            {
+                break;
+            }
+
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "the aide's answered request was never audited");
+            await Task.Delay(100, Ct);
+        }
+
+        views.Count.ShouldBe(1, "the refused request is not a view");
+    }
+
+    [Fact]
     public async Task A_series_range_that_touches_too_many_buckets_or_a_bucket_below_a_second_is_a_400_not_a_500()
     {
         await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null);
