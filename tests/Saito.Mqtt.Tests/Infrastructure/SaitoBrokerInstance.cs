@@ -89,7 +89,8 @@ public sealed class SaitoBrokerInstance : IAsyncDisposable
         catch
         {
             await app.DisposeAsync();
-            Directory.Delete(data, recursive: true);
+            Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
+            await TestFolders.DeleteAsync(data);
             throw;
         }
 

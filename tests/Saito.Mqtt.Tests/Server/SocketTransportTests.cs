@@ -203,7 +203,7 @@ public sealed class SocketTransportTests
         finally
         {
             Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
-            Directory.Delete(data, recursive: true);
+            await TestFolders.DeleteAsync(data);
         }
     }
 
