@@ -94,7 +94,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
     internal async Task<WriteOutcome> SubmitAsync(PendingMessage message, CancellationToken cancellationToken)
     {
         var room = _gate.AcquireAsync(message.Weight, cancellationToken);
-        if (!room.IsCompletedSuccessfully)
+        if (!room.IsCompleted)
         {
             // The queue is full (the database falls behind): this publisher waits, its acknowledgement held.
             QueueFull();

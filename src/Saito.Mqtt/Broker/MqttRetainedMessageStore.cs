@@ -58,18 +58,19 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
         {
             if (_retained.TryGetValue(message.Topic, out var previous))
             {
-                if (!TryReserveBytes(length))
+                // Only what the new payload adds: a replacement of the same size must fit however full the store is.
+                int more = length - previous.Payload.Length;
+                if (!TryReserveBytes(more))
                 {
                     return;
                 }
 
                 if (_retained.TryUpdate(message.Topic, retained, previous))
                 {
-                    Interlocked.Add(ref _bytes, -previous.Payload.Length);
                     return;
                 }
 
-                Interlocked.Add(ref _bytes, -length);
+                Interlocked.Add(ref _bytes, -more);
                 continue;
             }
 

@@ -24,8 +24,8 @@ public static class ApiHosting
         var services = builder.Services;
         services.AddOptions<AuthOptions>().BindConfiguration(AuthOptions.SectionName).ValidateOnStart();
         services.AddSingleton<IValidateOptions<AuthOptions>, AuthOptionsValidator>();
-        // Validated here too: with an external broker AddSaitoSecurity is not called, and the API hashes secrets with it.
-        services.AddOptions<SecurityOptions>().BindConfiguration(SecurityOptions.SectionName).ValidateDataAnnotations().ValidateOnStart();
+        // With an external broker AddSaitoSecurity is not called, and the API hashes secrets with these.
+        SecurityExtensions.AddSecurityOptions(services);
         var auth = builder.Configuration.GetSection(AuthOptions.SectionName).Get<AuthOptions>() ?? new AuthOptions();
 
         services.AddDataProtection()

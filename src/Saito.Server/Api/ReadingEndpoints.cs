@@ -187,7 +187,13 @@ internal static class ReadingEndpoints
         if (!string.IsNullOrWhiteSpace(query.Fields))
         {
             fields = [];
-            foreach (string name in query.Fields.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+            string[] names = query.Fields.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+            if (names.Length == 0)
+            {
+                return Problems.Invalid("fields", "Name at least one field, or leave fields out for all of them.");
+            }
+
+            foreach (string name in names)
             {
                 if (!ReadingFields.TryParseName(Encoding.UTF8.GetBytes(name), out var field) || ReadingFields.KindOf(field) != readingKind)
                 {
@@ -238,6 +244,12 @@ internal static class ReadingEndpoints
         if (!ReadingKinds.TryParse(kind, out var readingKind))
         {
             return (default, default, default, [], BadKind(kind));
+        }
+
+        // Checked before any arithmetic on them: an hour before 0001-01-01 is not a date, and must be a 400, not a 500.
+        if (query.To < DateTimeOffset.UnixEpoch || query.From < DateTimeOffset.UnixEpoch)
+        {
+            return (readingKind, default, default, [], Problems.Invalid("to", "to must be after from (and from after 1970)."));
         }
 
         var to = query.To ?? time.GetUtcNow();

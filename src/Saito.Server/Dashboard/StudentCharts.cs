@@ -101,6 +101,12 @@ public static class StudentCharts
             (from, to) = DefaultRangeOf(live.Registry, id, now);
         }
 
+        // Checked before the arithmetic below: 9999-12-31 plus two hours, or 0001-01-01 minus two, is not a date (a 400, not a 500).
+        if (from < DateTimeOffset.UnixEpoch || to < DateTimeOffset.UnixEpoch || from > DateTimeOffset.MaxValue - DefaultRange)
+        {
+            return Problems.Invalid("to", "to must be after from (and from after 1970).");
+        }
+
         var end = to ?? from!.Value + DefaultRange;
         var start = from ?? end - DefaultRange;
         if (end <= start || start < DateTimeOffset.UnixEpoch)
@@ -128,9 +134,8 @@ public static class StudentCharts
             .Select(x => x.Interval).ToList();
         var queries = store as IReadingQueries ?? throw new InvalidOperationException($"{store.Provider} does not answer reading queries");
 
-        List<ValueField> vitalFields = seesBp
-            ? [ValueField.HeartRate, ValueField.SkinTemperature, ValueField.Systolic, ValueField.Diastolic]
-            : [ValueField.HeartRate, ValueField.SkinTemperature];
+        List<ValueField> vitalFields = [.. new[] { ValueField.HeartRate, ValueField.SkinTemperature, ValueField.Systolic, ValueField.Diastolic }
+            .Where(f => seesBp || !DashboardAccess.IsBloodPressure(f))];
         var vitals = all.Count == 0 ? [] : await queries.DownsampleAsync(ReadingKind.Biosensor, all, start.UtcDateTime, end.UtcDateTime, bucket, vitalFields, cancellationToken);
         var pressure = seats.Count == 0 ? [] : await queries.DownsampleAsync(ReadingKind.Pressure, seats, start.UtcDateTime, end.UtcDateTime, bucket, [ValueField.Pressure], cancellationToken);
         var head = all.Count == 0 ? [] : await queries.ReadRangeAsync(ReadingKind.Location, all, MaxSwayRows, cancellationToken);

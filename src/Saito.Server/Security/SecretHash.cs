@@ -14,10 +14,10 @@ public static class SecretHash
     private const int SaltBytes = 16;
     private const int HashBytes = 32;
 
-    /// <summary>A new secret for a hub: 32 random bytes as URL-safe base64 (43 characters), printed once.</summary>
     /// <summary>The length of <see cref="NewSecret"/>'s secrets: 32 random bytes, base64url without padding.</summary>
     public const int SecretLength = 43;
 
+    /// <summary>A new secret for a hub: 32 random bytes as URL-safe base64 (43 characters), printed once.</summary>
     public static string NewSecret() =>
         Convert.ToBase64String(RandomNumberGenerator.GetBytes(32)).TrimEnd('=').Replace('+', '-').Replace('/', '_');
 

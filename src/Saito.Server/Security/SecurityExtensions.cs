@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Options;
 using Saito.Mqtt.Broker;
 
 namespace Saito.Server.Security;
@@ -8,10 +9,22 @@ public static class SecurityExtensions
     public static IHostApplicationBuilder AddSaitoSecurity(this IHostApplicationBuilder builder)
     {
         ArgumentNullException.ThrowIfNull(builder);
-        builder.Services.AddOptions<SecurityOptions>().BindConfiguration(SecurityOptions.SectionName).ValidateDataAnnotations().ValidateOnStart();
+        AddSecurityOptions(builder.Services);
         builder.Services.AddSingleton<SaitoAuthenticator>();
         builder.Services.AddSingleton<IMqttAuthenticator>(sp => sp.GetRequiredService<SaitoAuthenticator>());
         builder.Services.AddSingleton<IMqttAuthorizer, SaitoTopicAuthorizer>();
         return builder;
+    }
+
+    /// <summary>The <c>Security</c> section, bound and validated at start; once, however many parts of Saito ask for it.</summary>
+    internal static void AddSecurityOptions(IServiceCollection services)
+    {
+        // Bound twice, a list setting (SubscribeRoles) would hold each item twice, and a bad value be reported twice.
+        if (services.Any(d => d.ServiceType == typeof(IValidateOptions<SecurityOptions>)))
+        {
+            return;
+        }
+
+        services.AddOptions<SecurityOptions>().BindConfiguration(SecurityOptions.SectionName).ValidateDataAnnotations().ValidateOnStart();
     }
 }

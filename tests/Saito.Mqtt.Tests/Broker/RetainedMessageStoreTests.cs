@@ -46,6 +46,26 @@ public sealed class RetainedMessageStoreTests : IDisposable
     }
 
     [Fact]
+    public void A_kept_topic_can_be_replaced_by_one_as_large_however_full_the_bytes_are()
+    {
+        // 60 kept of 100: a new 60-byte value for the same topic changes nothing in total. Reserving all of it before
+        // giving the old 60 back refused it, and later subscribers were left with the old value.
+        using var metrics = new MqttBrokerMetrics(_services.GetRequiredService<IMeterFactory>());
+        var store = new MqttRetainedMessageStore(new MqttBrokerOptions { MaxRetainedBytes = 100 }, metrics);
+        store.Store(Retained("a", 60, null));
+        var newer = new MqttMessage { Topic = "a", Payload = Enumerable.Repeat((byte)7, 60).ToArray(), QoS = MqttQoS.AtLeastOnce, Retain = true };
+
+        store.Store(newer);
+
+        store.Bytes.ShouldBe(60);
+        metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedBytes)).ShouldBe(0);
+        store.ForSubscription(new MqttSubscription { TopicFilter = "#" }, 0).ShouldHaveSingleItem().Message.Payload.ToArray().ShouldAllBe(b => b == 7);
+        store.Store(Retained("a", 101, null));
+        metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedBytes)).ShouldBe(1, "a value larger than the whole budget is still refused");
+        store.Bytes.ShouldBe(60);
+    }
+
+    [Fact]
     public void New_topics_stored_at_the_same_moment_never_pass_the_count()
     {
         // Eight publishers released together on a store with room for two, round after round: a check of the count

@@ -235,6 +235,21 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
             body.ShouldContain("bucketSeconds");
         }
 
+        // An empty field list and dates whose neighbours are not dates: 400s too, not 500s.
+        foreach (string path in new[]
+                 {
+                     $"/api/readings/biosensor/series?ownerId={ana}&fields=,&{range}",
+                     $"/api/readings/biosensor?ownerId={ana}&to=0001-01-01T00:00:00Z",
+                     $"/api/readings/biosensor/series?ownerId={ana}&to=0001-01-01T00:00:00Z",
+                     $"/api/students/{ana}/chart?to=0001-01-01T01:00:00Z",
+                     $"/api/students/{ana}/chart?from=9999-12-31T23:00:00Z",
+                 })
+        {
+            using var response = await teacher.GetAsync(path, Ct);
+            string body = await response.Content.ReadAsStringAsync(Ct);
+            response.StatusCode.ShouldBe(HttpStatusCode.BadRequest, $"{path}: {body}");
+        }
+
         // One bucket fewer fits.
         string fits = $"from={Uri.EscapeDataString(from.ToString("O"))}&to={Uri.EscapeDataString(from.AddSeconds(9_999).ToString("O"))}";
         using var ok = await teacher.GetAsync($"/api/readings/biosensor/series?ownerId={ana}&bucketSeconds=1&{fits}", Ct);
