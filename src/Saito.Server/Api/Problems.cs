@@ -10,4 +10,7 @@ internal static class Problems
     public static IResult Conflict(string detail) => Of(StatusCodes.Status409Conflict, "Conflict", detail);
 
     public static IResult Invalid(string field, string message) => TypedResults.ValidationProblem(new Dictionary<string, string[]> { [field] = [message] });
+
+    /// <summary>A time range that is empty, reversed, or starts before 1970 (readings and charts).</summary>
+    public static IResult BadRange() => Invalid("to", "to must be after from (and from after 1970).");
 }

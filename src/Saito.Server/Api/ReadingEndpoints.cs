@@ -219,11 +219,6 @@ internal static class ReadingEndpoints
             fields ??= [.. ReadingFields.FieldsOf(readingKind).Where(f => !DashboardAccess.IsBloodPressure(f))];
         }
 
-        if (query.BucketSeconds is < 1)
-        {
-            return Problems.Invalid("bucketSeconds", "bucketSeconds is a whole number of seconds, at least 1.");
-        }
-
         var bucket = TimeSpan.FromSeconds(query.BucketSeconds ?? 60);
         // Counted as the store counts them (epoch-aligned: a range that starts inside a bucket touches one more), so
         // a range the store would refuse is a 400 here, not a 500 there.
@@ -249,14 +244,14 @@ internal static class ReadingEndpoints
         // Checked before any arithmetic on them: an hour before 0001-01-01 is not a date, and must be a 400, not a 500.
         if (query.To < DateTimeOffset.UnixEpoch || query.From < DateTimeOffset.UnixEpoch)
         {
-            return (readingKind, default, default, [], Problems.Invalid("to", "to must be after from (and from after 1970)."));
+            return (readingKind, default, default, [], Problems.BadRange());
         }
 
         var to = query.To ?? time.GetUtcNow();
         var from = query.From ?? to.AddHours(-1);
         if (to <= from || from < DateTimeOffset.UnixEpoch)
         {
-            return (readingKind, from, to, [], Problems.Invalid("to", "to must be after from (and from after 1970)."));
+            return (readingKind, from, to, [], Problems.BadRange());
         }
 
         if (query.DeviceId is { } deviceId && query.OwnerId is null)

@@ -104,14 +104,14 @@ public static class StudentCharts
         // Checked before the arithmetic below: 9999-12-31 plus two hours, or 0001-01-01 minus two, is not a date (a 400, not a 500).
         if (from < DateTimeOffset.UnixEpoch || to < DateTimeOffset.UnixEpoch || from > DateTimeOffset.MaxValue - DefaultRange)
         {
-            return Problems.Invalid("to", "to must be after from (and from after 1970).");
+            return Problems.BadRange();
         }
 
         var end = to ?? from!.Value + DefaultRange;
         var start = from ?? end - DefaultRange;
         if (end <= start || start < DateTimeOffset.UnixEpoch)
         {
-            return Problems.Invalid("to", "to must be after from (and from after 1970).");
+            return Problems.BadRange();
         }
 
         if (end - start > MaxRange)

@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
@@ -108,10 +107,7 @@ public sealed class HeldBytesTests
 
         acked.ShouldBe(Enumerable.Range(2, Published).Select(i => (ushort)i), ignoreOrder: true);
         await Eventually.TrueAsync(() => pool.QueuedReadings == 0 && pool.QueuedMessages == 0, "the queue drains");
-        await using var count = held.Connection.CreateCommand();
-        count.CommandText = "SELECT COUNT(*) FROM v_biosensor WHERE serial = $device";
-        count.Parameters.AddWithValue("$device", device);
-        Convert.ToInt64(await count.ExecuteScalarAsync(Token), CultureInfo.InvariantCulture).ShouldBe(1 + Published);
+        (await StoredReadings.BiosensorCountAsync(held.Connection, device, Token)).ShouldBe(1 + Published);
     }
 
     [Fact]

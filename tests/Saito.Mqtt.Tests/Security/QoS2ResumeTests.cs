@@ -41,9 +41,6 @@ public sealed class QoS2ResumeTests
         await second.SendAsync(new PublishAckPacket(MqttPacketType.PubRel) { PacketId = 7 });
         (await second.ExpectAsync<PublishAckPacket>()).Type.ShouldBe(MqttPacketType.PubComp);
 
-        await using var count = held.Connection.CreateCommand();
-        count.CommandText = "SELECT COUNT(*) FROM v_biosensor WHERE serial = $device";
-        count.Parameters.AddWithValue("$device", device);
-        Convert.ToInt64(await count.ExecuteScalarAsync(token), System.Globalization.CultureInfo.InvariantCulture).ShouldBe(1, "stored once, before it was acknowledged");
+        (await StoredReadings.BiosensorCountAsync(held.Connection, device, token)).ShouldBe(1, "stored once, before it was acknowledged");
     }
 }

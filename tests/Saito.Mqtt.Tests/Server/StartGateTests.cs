@@ -1,5 +1,3 @@
-using System.Globalization;
-using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Hosting;
@@ -42,12 +40,7 @@ public sealed class StartGateTests
         (await early.ExpectAsync<ConnAckPacket>(TimeSpan.FromSeconds(30))).ReasonCode.ShouldBe((byte)0);
         await publish.WaitAsync(TimeSpan.FromSeconds(60), Token);
         await saito.Broker.Served.WaitAsync(TimeSpan.FromSeconds(10), Token);
-        await using var db = new SqliteConnection(new SqliteConnectionStringBuilder { DataSource = saito.HotDatabase, Mode = SqliteOpenMode.ReadOnly }.ToString());
-        await db.OpenAsync(Token);
-        await using var count = db.CreateCommand();
-        count.CommandText = "SELECT COUNT(*) FROM v_biosensor WHERE serial = $device";
-        count.Parameters.AddWithValue("$device", device);
-        Convert.ToInt64(await count.ExecuteScalarAsync(Token), CultureInfo.InvariantCulture).ShouldBe(1, "mosquitto_pub's QoS 1 reading was acknowledged, so it is stored");
+        (await StoredReadings.BiosensorCountAsync(saito.HotDatabase, device, Token)).ShouldBe(1, "mosquitto_pub's QoS 1 reading was acknowledged, so it is stored");
     }
 
     [Fact]

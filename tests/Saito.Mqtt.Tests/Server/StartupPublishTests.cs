@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Text;
 using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.DependencyInjection;
@@ -41,10 +40,7 @@ public sealed class StartupPublishTests
             ack.ReasonCode.ShouldBe(MqttReasonCode.Success);
             ready.IsCompletedSuccessfully.ShouldBeTrue();
 
-            await using var count = held.Connection.CreateCommand();
-            count.CommandText = "SELECT COUNT(*) FROM v_biosensor WHERE serial = $device";
-            count.Parameters.AddWithValue("$device", device);
-            Convert.ToInt64(await count.ExecuteScalarAsync(token), CultureInfo.InvariantCulture).ShouldBe(1);
+            (await StoredReadings.BiosensorCountAsync(held.Connection, device, token)).ShouldBe(1);
         }
         finally
         {
