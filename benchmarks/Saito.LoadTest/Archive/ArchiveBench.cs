@@ -62,7 +62,12 @@ internal sealed class ArchiveBench(BenchTarget target, long rows, int batchRows,
         await BenchSeeder.SettleAsync(database.Options, token);
 
         using var stopProbe = CancellationTokenSource.CreateLinkedTokenSource(token);
-        var probe = Task.Run(() => ProbeAsync(store, total, stopProbe.Token), token);
+        var probeWriting = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var probe = Task.Run(() => ProbeAsync(store, total, probeWriting, stopProbe.Token), token);
+        // The move starts once the probe is writing, so even a move shorter than one probe interval is timed
+        // against at least one insert (on a busy machine the probe's task could otherwise start after the move).
+        // A probe that failed before writing ends the wait too; its error surfaces where it is awaited below.
+        await Task.WhenAny(probeWriting.Task, probe).WaitAsync(token);
         var cpu = new CpuMeter();
         var clock = Stopwatch.StartNew();
         long moved = method == SaitoMethod
@@ -203,16 +208,17 @@ internal sealed class ArchiveBench(BenchTarget target, long rows, int batchRows,
 
     /// <summary>
     /// Writes 256 new readings (one second of the class, after every seeded row) every 10 ms until stopped, timing
-    /// each write; returns the waits and the rows it wrote.
+    /// each write; returns the waits and the rows it wrote. <paramref name="writing"/> is set as the first write starts,
+    /// and that write is made even if <paramref name="stop"/> is already cancelled.
     /// </summary>
-    private static async Task<(InsertWaits Waits, long Rows)> ProbeAsync(IReadingStore store, long firstRow, CancellationToken stop)
+    private static async Task<(InsertWaits Waits, long Rows)> ProbeAsync(IReadingStore store, long firstRow, TaskCompletionSource writing, CancellationToken stop)
     {
         var ids = Enumerable.Range(1, BulkReadings.Devices).ToArray();
         var rows = new Reading[ProbeRows];
         var batch = new ReadingBatch();
         var waits = new List<double>();
         long next = firstRow;
-        while (!stop.IsCancellationRequested)
+        do
         {
             BulkReadings.Fill(rows, next, ids);
             batch.Clear();
@@ -222,6 +228,7 @@ internal sealed class ArchiveBench(BenchTarget target, long rows, int batchRows,
             }
 
             long start = Stopwatch.GetTimestamp();
+            writing.TrySetResult();
             // Not cancelled mid-write: a write that has started is finished and counted.
             await store.WriteAsync(batch, CancellationToken.None);
             waits.Add(Stopwatch.GetElapsedTime(start).TotalMilliseconds);
@@ -235,6 +242,7 @@ internal sealed class ArchiveBench(BenchTarget target, long rows, int batchRows,
                 break;
             }
         }
+        while (!stop.IsCancellationRequested);
 
         waits.Sort();
         double At(double q) => waits.Count == 0 ? 0 : waits[Math.Min(waits.Count - 1, (int)Math.Ceiling(q * waits.Count) - 1)];
