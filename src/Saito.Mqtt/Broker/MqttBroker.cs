@@ -458,10 +458,9 @@ public sealed partial class MqttBroker : BackgroundService
         lock (session.Sync)
         {
             bool bytesFull = session.QueuedBytes > 0 && session.QueuedBytes + size > Options.MaxQueuedBytesPerSession;
-            if (session.Queue.Count < Options.MaxQueuedMessages && !bytesFull)
+            if (session.QueuedCount < Options.MaxQueuedMessages && !bytesFull)
             {
-                session.Queue.Enqueue(outbound);
-                session.QueuedBytes += size;
+                session.EnqueueQueued(outbound);
                 droppedSinceLog = 0;
                 droppedTotal = 0;
             }

@@ -243,8 +243,7 @@ internal sealed partial class MqttServerConnection
                     break;
                 }
 
-                session.Queue.Dequeue();
-                session.QueuedBytes -= MqttSession.QueuedSize(next.Message);
+                session.DequeueQueued();
                 if (next.Message.IsExpired(now))
                 {
                     _broker.Metrics.Dropped("expired");

@@ -112,6 +112,49 @@ internal sealed class MqttSession
     /// </summary>
     public Dictionary<ushort, PendingAck> InboundQoS2Pending => _inboundQoS2Pending ??= [];
 
+    /// <summary>
+    /// A queue that grew past this many messages is let go once it is empty, so a subscriber that fell behind for a
+    /// moment (a server's first seconds, a burst) does not keep its largest array for the rest of its connection. One
+    /// at or under it is kept: a subscriber that keeps up drains to empty between messages, and would otherwise make a
+    /// new queue every time.
+    /// </summary>
+    public const int KeptQueueMessages = 1024;
+
+    private int _queuePeak;
+
+    /// <summary>Whether the session holds a queue now (made on first use, let go after a backlog drains).</summary>
+    internal bool HoldsQueue => _queue is not null;
+
+    /// <summary>Queues one message and counts its bytes. Call under <see cref="Sync"/>.</summary>
+    public void EnqueueQueued(OutboundMessage outbound)
+    {
+        var queue = Queue;
+        queue.Enqueue(outbound);
+        QueuedBytes += QueuedSize(outbound.Message);
+        if (queue.Count > _queuePeak)
+        {
+            _queuePeak = queue.Count;
+        }
+    }
+
+    /// <summary>
+    /// Takes the next queued message and uncounts its bytes; lets the queue go when that empties one that had grown
+    /// past <see cref="KeptQueueMessages"/>. Call under <see cref="Sync"/> after <see cref="TryPeekQueued"/>.
+    /// </summary>
+    public OutboundMessage DequeueQueued()
+    {
+        var queue = _queue!;
+        var next = queue.Dequeue();
+        QueuedBytes -= QueuedSize(next.Message);
+        if (queue.Count == 0 && _queuePeak > KeptQueueMessages)
+        {
+            _queue = null;
+            _queuePeak = 0;
+        }
+
+        return next;
+    }
+
     /// <summary>Messages waiting in <see cref="Queue"/>, without making it. Call under <see cref="Sync"/>.</summary>
     public int QueuedCount => _queue?.Count ?? 0;
 
@@ -138,6 +181,7 @@ internal sealed class MqttSession
     {
         _subscriptions = null;
         _queue = null;
+        _queuePeak = 0;
         _inflight = null;
         _inboundQoS2 = null;
         _inboundQoS2Pending = null;

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.Infrastructure;
 
@@ -14,6 +15,50 @@ namespace Saito.Mqtt.Tests.Broker;
 /// </summary>
 public sealed class BoundedMemoryTests
 {
+    [Fact]
+    public void A_queue_that_grew_past_the_kept_size_is_let_go_once_drained_and_a_short_one_is_kept()
+    {
+        // Mqtt:MaxQueuedMessages is 50,000: a subscriber that fell that far behind for a moment must not keep the
+        // queue's grown array for the rest of its connection.
+        var session = new MqttSession("behind");
+        var outbound = new OutboundMessage(new MqttMessage { Topic = "t/1", Payload = new byte[10] }, MqttQoS.AtLeastOnce, false, null);
+        lock (session.Sync)
+        {
+            Fill(MqttSession.KeptQueueMessages);
+            Drain().ShouldBe(MqttSession.KeptQueueMessages);
+            session.HoldsQueue.ShouldBeTrue("a queue that stayed at the kept size is kept for the next messages");
+
+            Fill(MqttSession.KeptQueueMessages + 1);
+            session.QueuedBytes.ShouldBe((MqttSession.KeptQueueMessages + 1) * MqttSession.QueuedSize(outbound.Message));
+            Drain().ShouldBe(MqttSession.KeptQueueMessages + 1);
+            session.HoldsQueue.ShouldBeFalse("a queue that grew past the kept size is let go once empty");
+            session.QueuedBytes.ShouldBe(0);
+
+            session.EnqueueQueued(outbound);
+            session.QueuedCount.ShouldBe(1, "the next message makes a new queue");
+        }
+
+        void Fill(int count)
+        {
+            for (int i = 0; i < count; i++)
+            {
+                session.EnqueueQueued(outbound);
+            }
+        }
+
+        int Drain()
+        {
+            int taken = 0;
+            while (session.TryPeekQueued(out _))
+            {
+                session.DequeueQueued();
+                taken++;
+            }
+
+            return taken;
+        }
+    }
+
     [Fact]
     public async Task A_subscriber_that_stops_reading_loses_its_own_messages_counted_and_nobody_else_waits()
     {
