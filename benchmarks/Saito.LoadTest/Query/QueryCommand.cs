@@ -193,7 +193,7 @@ internal static class QueryCommand
         DeviceInterval[] sensor = [new(day.DeviceIds[day.RangeSensor], from, to)];
         long rangeRows = (long)(to - from).TotalSeconds * QueryClass.FastHz;
         yield return new TimedQuery("range", rangeRows, async token =>
-            (await queries.ReadRangeAsync(ReadingKind.Pressure, sensor, ReadingQueryLimits.MaxRangeRows, token)).Count);
+            (await queries.ReadRangeAsync(ReadingKind.Pressure, sensor, ReadingQueryLimits.MaxRangeRows, null, token)).Count);
         foreach (var (name, bucket) in new[] { ("downsample-10s", TimeSpan.FromSeconds(10)), ("downsample-1min", TimeSpan.FromMinutes(1)) })
         {
             long buckets = (long)Math.Ceiling((to - from) / bucket);
@@ -207,7 +207,7 @@ internal static class QueryCommand
             long rows = 0;
             foreach (var kind in byKind)
             {
-                rows += (await queries.LatestAsync(kind.Key, kind.ToArray(), token)).Count;
+                rows += (await queries.LatestAsync(kind.Key, kind.ToArray(), null, token)).Count;
             }
 
             return rows;

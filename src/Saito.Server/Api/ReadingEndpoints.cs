@@ -37,11 +37,15 @@ public sealed class ReadingQuery
     public int? BucketSeconds { get; set; }
 
     /// <summary>
-    /// Series: comma-separated fields (default all of the kind's the caller may see), e.g. <c>hr,temp</c>. Asking for
-    /// <c>sys</c> or <c>dia</c> without seeing blood pressure is refused (403).
+    /// Comma-separated fields (default all of the kind's the caller may see), e.g. <c>hr,temp</c>: a series summarises
+    /// these; a range or the latest values answers the readings that carry at least one of them, with only these
+    /// values. Asking for <c>sys</c> or <c>dia</c> without seeing blood pressure is refused (403).
     /// </summary>
-    [StringLength(200)]
+    [StringLength(MaxFieldsLength)]
     public string? Fields { get; set; }
+
+    /// <summary>The longest <see cref="Fields"/> accepted (every field name of a kind fits many times over).</summary>
+    public const int MaxFieldsLength = 200;
 }
 
 /// <summary>
@@ -141,17 +145,28 @@ internal static class ReadingEndpoints
             return error;
         }
 
-        var readings = intervals.Count == 0 ? [] : await Queries(store).ReadRangeAsync(readingKind, intervals, query.Limit ?? 10_000, cancellationToken);
-        bool seesBloodPressure = access.SeesBloodPressure(user);
-        return TypedResults.Ok(readings.Select(r => View(r, seesBloodPressure)).ToList());
+        var (fields, fieldsError) = Fields(kind, readingKind, query.Fields, access.SeesBloodPressure(user));
+        if (fieldsError is not null)
+        {
+            return fieldsError;
+        }
+
+        var readings = intervals.Count == 0 ? [] : await Queries(store).ReadRangeAsync(readingKind, intervals, query.Limit ?? 10_000, fields, cancellationToken);
+        return TypedResults.Ok(readings.Select(r => View(r, fields)).ToList());
     }
 
-    private static async Task<IResult> LatestAsync(string kind, int? deviceId, int? ownerId, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
-        IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<IResult> LatestAsync(string kind, int? deviceId, int? ownerId, string? fields, ClaimsPrincipal user, DashboardAccess access,
+        RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
     {
         if (!ReadingKinds.TryParse(kind, out var readingKind))
         {
             return BadKind(kind);
+        }
+
+        var (asked, fieldsError) = Fields(kind, readingKind, fields, access.SeesBloodPressure(user));
+        if (fieldsError is not null)
+        {
+            return fieldsError;
         }
 
         List<int> devices;
@@ -169,9 +184,8 @@ internal static class ReadingEndpoints
             return Problems.Invalid("deviceId", "Give deviceId or ownerId (one of them).");
         }
 
-        var readings = devices.Count == 0 ? [] : await Queries(store).LatestAsync(readingKind, devices, cancellationToken);
-        bool seesBloodPressure = access.SeesBloodPressure(user);
-        return TypedResults.Ok(readings.Select(r => View(r, seesBloodPressure)).ToList());
+        var readings = devices.Count == 0 ? [] : await Queries(store).LatestAsync(readingKind, devices, asked, cancellationToken);
+        return TypedResults.Ok(readings.Select(r => View(r, asked)).ToList());
     }
 
     private static async Task<IResult> SeriesAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
@@ -183,40 +197,10 @@ internal static class ReadingEndpoints
             return error;
         }
 
-        List<ValueField>? fields = null;
-        if (!string.IsNullOrWhiteSpace(query.Fields))
+        var (fields, fieldsError) = Fields(kind, readingKind, query.Fields, access.SeesBloodPressure(user));
+        if (fieldsError is not null)
         {
-            fields = [];
-            string[] names = query.Fields.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-            if (names.Length == 0)
-            {
-                return Problems.Invalid("fields", "Name at least one field, or leave fields out for all of them.");
-            }
-
-            foreach (string name in names)
-            {
-                if (!ReadingFields.TryParseName(Encoding.UTF8.GetBytes(name), out var field) || ReadingFields.KindOf(field) != readingKind)
-                {
-                    return Problems.Invalid("fields", $"'{name}' is not a field of {kind}; its fields are {ReadingFields.NamesOf(readingKind)}.");
-                }
-
-                fields.Add(field);
-            }
-        }
-
-        bool seesBloodPressure = access.SeesBloodPressure(user);
-        if (!seesBloodPressure)
-        {
-            // Asked for by name, leaving it out would read as "no blood pressure was measured": say it is withheld.
-            if (fields is not null && fields.Exists(DashboardAccess.IsBloodPressure))
-            {
-                return Problems.Of(StatusCodes.Status403Forbidden, "No blood pressure",
-                    "Aides see blood pressure (sys, dia) only when Dashboard:AidesSeeBloodPressure is true. Ask for the other fields, " +
-                    "or leave fields out: the answer then has every field you may see.");
-            }
-
-            // Not asked of the store at all, so it never leaves the database for this caller.
-            fields ??= [.. ReadingFields.FieldsOf(readingKind).Where(f => !DashboardAccess.IsBloodPressure(f))];
+            return fieldsError;
         }
 
         var bucket = TimeSpan.FromSeconds(query.BucketSeconds ?? 60);
@@ -230,6 +214,59 @@ internal static class ReadingEndpoints
         var buckets = intervals.Count == 0 ? [] : await Queries(store).DownsampleAsync(readingKind, intervals, from.UtcDateTime, to.UtcDateTime, bucket, fields, cancellationToken);
         return TypedResults.Ok(buckets.Select(b => new SeriesBucket(b.DeviceId, b.Channel, Utc(b.Start), b.Count,
             b.Fields.ToDictionary(f => ReadingFields.NameOf(f.Field), f => new FieldSummary(f.Count, f.Min, f.Avg, f.Max)))).ToList());
+    }
+
+    /// <summary>
+    /// The fields a request asks for (<c>fields=hr,temp</c>), or the 400 or 403 that says why not. Null when it names
+    /// none and the caller sees every field; for a caller who does not see blood pressure, the fields they do see, so
+    /// blood pressure is never asked of the store for them, and a reading that carried only blood pressure is not
+    /// answered either (an empty row would still tell them it was measured).
+    /// </summary>
+    private static (List<ValueField>? Fields, IResult? Error) Fields(string kind, ReadingKind readingKind, string? text, bool seesBloodPressure)
+    {
+        List<ValueField>? fields = null;
+        if (text is { Length: > ReadingQuery.MaxFieldsLength })
+        {
+            return (null, Problems.Invalid("fields", $"At most {ReadingQuery.MaxFieldsLength} characters."));
+        }
+
+        if (!string.IsNullOrWhiteSpace(text))
+        {
+            fields = [];
+            string[] names = text.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+            if (names.Length == 0)
+            {
+                return (null, Problems.Invalid("fields", "Name at least one field, or leave fields out for all of them."));
+            }
+
+            foreach (string name in names)
+            {
+                if (!ReadingFields.TryParseName(Encoding.UTF8.GetBytes(name), out var field) || ReadingFields.KindOf(field) != readingKind)
+                {
+                    return (null, Problems.Invalid("fields", $"'{name}' is not a field of {kind}; its fields are {ReadingFields.NamesOf(readingKind)}."));
+                }
+
+                if (!fields.Contains(field))
+                {
+                    fields.Add(field);
+                }
+            }
+        }
+
+        if (!seesBloodPressure)
+        {
+            // Asked for by name, leaving it out would read as "no blood pressure was measured": say it is withheld.
+            if (fields is not null && fields.Exists(DashboardAccess.IsBloodPressure))
+            {
+                return (null, Problems.Of(StatusCodes.Status403Forbidden, "No blood pressure",
+                    "Aides see blood pressure (sys, dia) only when Dashboard:AidesSeeBloodPressure is true. Ask for the other fields, " +
+                    "or leave fields out: the answer then has every field you may see."));
+            }
+
+            fields ??= [.. ReadingFields.FieldsOf(readingKind).Where(f => !DashboardAccess.IsBloodPressure(f))];
+        }
+
+        return (fields, null);
     }
 
     /// <summary>The kind, the range (default: the last hour) and the device intervals a query covers; or the 400 that says why not.</summary>
@@ -277,19 +314,15 @@ internal static class ReadingEndpoints
         store as IReadingQueries ?? throw new InvalidOperationException($"{store.Provider} does not answer reading queries");
 
     /// <summary>
-    /// A reading as the API answers it: every field of its kind, null where the reading carried none. Blood pressure
-    /// is absent, not null, for those who do not see it, so a withheld value never looks like one that was not measured.
+    /// A reading as the API answers it: each of <paramref name="fields"/> (every field of its kind when null), null where
+    /// the reading carried none. A field not asked for, or withheld (blood pressure for those who do not see it, see
+    /// <see cref="Fields"/>), is absent, not null, so a withheld value never looks like one that was not measured.
     /// </summary>
-    private static ReadingView View(Reading r, bool seesBloodPressure)
+    private static ReadingView View(Reading r, List<ValueField>? fields)
     {
         var values = new Dictionary<string, double?>(StringComparer.Ordinal);
-        foreach (var field in ReadingFields.FieldsOf(r.Kind))
+        foreach (var field in fields ?? (IEnumerable<ValueField>)ReadingFields.FieldsOf(r.Kind))
         {
-            if (!seesBloodPressure && DashboardAccess.IsBloodPressure(field))
-            {
-                continue;
-            }
-
             values[ReadingFields.NameOf(field)] = ReadingFields.SlotOf(field) switch
             {
                 0 => r.V0,

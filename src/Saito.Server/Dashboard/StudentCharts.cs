@@ -138,7 +138,7 @@ public static class StudentCharts
             .Where(f => seesBp || !DashboardAccess.IsBloodPressure(f))];
         var vitals = all.Count == 0 ? [] : await queries.DownsampleAsync(ReadingKind.Biosensor, all, start.UtcDateTime, end.UtcDateTime, bucket, vitalFields, cancellationToken);
         var pressure = seats.Count == 0 ? [] : await queries.DownsampleAsync(ReadingKind.Pressure, seats, start.UtcDateTime, end.UtcDateTime, bucket, [ValueField.Pressure], cancellationToken);
-        var head = all.Count == 0 ? [] : await queries.ReadRangeAsync(ReadingKind.Location, all, MaxSwayRows, cancellationToken);
+        var head = all.Count == 0 ? [] : await queries.ReadRangeAsync(ReadingKind.Location, all, MaxSwayRows, null, cancellationToken);
         var (sway, swayTruncated) = Sway(head, options.Value.HeadChannel, swayOptions.Value, bucket);
 
         var alerts = await db.Alerts.AsNoTracking()

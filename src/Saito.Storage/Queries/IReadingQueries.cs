@@ -19,15 +19,20 @@ public interface IReadingQueries
     /// <summary>
     /// The readings of <paramref name="kind"/> inside the intervals, oldest first (then by device and channel), at most
     /// <paramref name="limit"/> of them; each reading once, whether it is in the hot tier, the archive tier or both.
+    /// With <paramref name="fields"/>, only the readings that carry at least one of them (a value, not null) are read,
+    /// and <paramref name="limit"/> counts those; null reads every reading.
     /// </summary>
-    Task<IReadOnlyList<Reading>> ReadRangeAsync(ReadingKind kind, IReadOnlyList<DeviceInterval> intervals, int limit, CancellationToken cancellationToken);
+    Task<IReadOnlyList<Reading>> ReadRangeAsync(
+        ReadingKind kind, IReadOnlyList<DeviceInterval> intervals, int limit, IReadOnlyList<ValueField>? fields, CancellationToken cancellationToken);
 
     /// <summary>
     /// The newest reading of each channel of each device, ordered by device and channel; a device with no reading
     /// has no entry. Reads the hot tier only: the archiver moves readings that are hours or days old, so the newest
     /// reading of a device that still sends is always hot (a device silent for longer than the archive cutoff has none).
+    /// With <paramref name="fields"/>, the newest reading of each channel that carries at least one of them (a channel
+    /// with none has no entry); null takes the newest reading whatever it carries.
     /// </summary>
-    Task<IReadOnlyList<Reading>> LatestAsync(ReadingKind kind, IReadOnlyList<int> deviceIds, CancellationToken cancellationToken);
+    Task<IReadOnlyList<Reading>> LatestAsync(ReadingKind kind, IReadOnlyList<int> deviceIds, IReadOnlyList<ValueField>? fields, CancellationToken cancellationToken);
 
     /// <summary>
     /// Per device, channel and bucket (<paramref name="bucket"/> wide, aligned to the Unix epoch), the count of readings

@@ -34,10 +34,12 @@ public abstract partial class ReadingDatabase : IReadingQueries
     /// <summary>A count of non-null values as a 64-bit integer (SQL Server: <c>COUNT_BIG</c>).</summary>
     private protected virtual string CountOf(string expression) => $"count({expression})";
 
-    public async Task<IReadOnlyList<Reading>> ReadRangeAsync(ReadingKind kind, IReadOnlyList<DeviceInterval> intervals, int limit, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<Reading>> ReadRangeAsync(
+        ReadingKind kind, IReadOnlyList<DeviceInterval> intervals, int limit, IReadOnlyList<ValueField>? fields, CancellationToken cancellationToken)
     {
         ReadingQueryArguments.Kind(kind);
         ReadingQueryArguments.Limit(limit);
+        var carrying = fields is null ? null : ReadingQueryArguments.Fields(kind, fields);
         var wanted = ReadingQueryArguments.Intervals(intervals);
         if (wanted.Count == 0)
         {
@@ -45,8 +47,9 @@ public abstract partial class ReadingDatabase : IReadingQueries
         }
 
         string columns = string.Join(", ", ReadingColumns(kind).Select(Column));
+        string where = carrying is null ? string.Empty : $"WHERE {CarriesAny("r", kind, carrying)} ";
         string sql =
-            $"SELECT {Top(Parameter("limit"))}{columns} FROM (\n{BothTiers(kind, wanted.Count)}\n) AS r " +
+            $"SELECT {Top(Parameter("limit"))}{columns} FROM (\n{BothTiers(kind, wanted.Count)}\n) AS r {where}" +
             $"ORDER BY {Column("ts")}, {Column("device_id")}, {Column("channel")}{Limit(Parameter("limit"))}{End}";
         return await OnBothTiersAsync(sql, wanted, command => command.Add(Parameter("limit"), limit),
             reader => ReadReadingsAsync(reader, kind, cancellationToken), cancellationToken);
@@ -71,9 +74,10 @@ public abstract partial class ReadingDatabase : IReadingQueries
         }
     }
 
-    public async Task<IReadOnlyList<Reading>> LatestAsync(ReadingKind kind, IReadOnlyList<int> deviceIds, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<Reading>> LatestAsync(ReadingKind kind, IReadOnlyList<int> deviceIds, IReadOnlyList<ValueField>? fields, CancellationToken cancellationToken)
     {
         ReadingQueryArguments.Kind(kind);
+        var carrying = fields is null ? null : ReadingQueryArguments.Fields(kind, fields);
         var ids = ReadingQueryArguments.DeviceIds(deviceIds);
         if (ids.Length == 0)
         {
@@ -81,7 +85,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
         }
 
         await using var connection = await OpenAsync(StorageTier.Hot, cancellationToken);
-        await using var command = Command(connection, LatestSql(kind, ids.Length));
+        await using var command = Command(connection, LatestSql(kind, ids.Length, carrying));
         for (int i = 0; i < ids.Length; i++)
         {
             command.Add(Parameter("d" + i), ids[i]);
@@ -95,9 +99,10 @@ public abstract partial class ReadingDatabase : IReadingQueries
     /// The newest reading per device and channel of the hot tier, parameters <c>d0</c>.. the device ids. The channels
     /// of each device are found by a loose index scan (a recursive query that seeks the next channel above the last),
     /// and each channel's newest reading by a seek on (device_id, channel, ts) from the top: a few index probes per
-    /// channel, however many readings the device has.
+    /// channel, however many readings the device has. With <paramref name="carrying"/>, the newest reading that carries
+    /// one of those fields (the seek then walks back past those that carry none).
     /// </summary>
-    private protected virtual string LatestSql(ReadingKind kind, int devices)
+    private protected virtual string LatestSql(ReadingKind kind, int devices, ValueField[]? carrying)
     {
         string table = TierTable(kind, StorageTier.Hot);
         string deviceId = Column("device_id");
@@ -115,7 +120,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
              )
              SELECT {Aliased("r", ReadingColumns(kind))}
              FROM k JOIN {table} AS r ON r.{deviceId} = k.{deviceId} AND r.{channel} = k.{channel}
-                 AND r.{ts} = (SELECT max(m.{ts}) FROM {table} AS m WHERE m.{deviceId} = k.{deviceId} AND m.{channel} = k.{channel})
+                 AND r.{ts} = (SELECT max(m.{ts}) FROM {table} AS m WHERE m.{deviceId} = k.{deviceId} AND m.{channel} = k.{channel}{AndCarriesAny("m", kind, carrying)})
              ORDER BY r.{deviceId}, r.{channel}{End}
              """;
     }
@@ -187,6 +192,17 @@ public abstract partial class ReadingDatabase : IReadingQueries
         await reader.IsDBNullAsync(ordinal, cancellationToken) ? null : Convert.ToDouble(reader.GetValue(ordinal), CultureInfo.InvariantCulture);
 
     private static readonly string[] NaturalKey = ["device_id", "channel", "ts"];
+
+    /// <summary>A condition: the row under <paramref name="alias"/> has a value for at least one of <paramref name="fields"/>.</summary>
+    private protected string CarriesAny(string alias, ReadingKind kind, ValueField[] fields)
+    {
+        var valueColumns = ReadingTables.ValueColumns(kind);
+        return "(" + string.Join(" OR ", fields.Select(f => $"{alias}.{Column(valueColumns[ReadingFields.SlotOf(f)])} IS NOT NULL")) + ")";
+    }
+
+    /// <summary><see cref="CarriesAny"/> with a leading AND, or nothing when <paramref name="fields"/> is null.</summary>
+    private protected string AndCarriesAny(string alias, ReadingKind kind, ValueField[]? fields) =>
+        fields is null ? string.Empty : " AND " + CarriesAny(alias, kind, fields);
 
     private static IReadOnlyList<string> ReadingColumns(ReadingKind kind) => ["device_id", "channel", "ts", .. ReadingTables.ValueColumns(kind), "received_at"];
 

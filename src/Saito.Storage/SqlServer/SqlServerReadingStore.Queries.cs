@@ -21,7 +21,7 @@ public sealed partial class SqlServerReadingStore
     /// DISTINCT over the device's rows (a range scan of the natural-key index), then each channel's newest reading from
     /// a TOP (1) seek. Not measured: the benchmark runs on SQLite and PostgreSQL.
     /// </summary>
-    private protected override string LatestSql(ReadingKind kind, int devices)
+    private protected override string LatestSql(ReadingKind kind, int devices, ValueField[]? carrying)
     {
         string table = TierTable(kind, StorageTier.Hot);
         string values = string.Join(", ", Enumerable.Range(0, devices).Select(i => $"({Parameter("d" + i)})"));
@@ -33,7 +33,7 @@ public sealed partial class SqlServerReadingStore
              SELECT {outer}
              FROM (VALUES {values}) AS d ([device_id])
              CROSS APPLY (SELECT DISTINCT t.[channel] FROM {table} AS t WHERE t.[device_id] = d.[device_id]) AS c
-             CROSS APPLY (SELECT TOP (1) {columns} FROM {table} AS x WHERE x.[device_id] = d.[device_id] AND x.[channel] = c.[channel] ORDER BY x.[ts] DESC) AS r
+             CROSS APPLY (SELECT TOP (1) {columns} FROM {table} AS x WHERE x.[device_id] = d.[device_id] AND x.[channel] = c.[channel]{AndCarriesAny("x", kind, carrying)} ORDER BY x.[ts] DESC) AS r
              ORDER BY r.[device_id], r.[channel];
              """;
     }

@@ -214,6 +214,68 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         views.Count.ShouldBe(1, "the refused request is not a view");
     }
 
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task Fields_on_the_list_and_latest_answer_the_readings_that_carry_them_and_an_aide_gets_no_row_for_blood_pressure_alone(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres);
+        using var teacher = await server.AsAsync("teacher");
+        using var aide = await server.AsAsync("aide");
+        var (ana, _, range) = await StudentWithBloodPressureAsync(server, teacher, aide);
+        // A minute after the full reading, the band measures blood pressure alone. QoS 1 through Saito: acknowledged = stored.
+        await ExternalClients.Mosquitto311.PublishAsync(new BrokerEndpoint("saito", "127.0.0.1", server.MqttPort, null, null, null),
+            OutgoingMessage.Text("saito/hub-1/wrist-bp/biosensor",
+                $$"""{"ts":"{{DateTimeOffset.UtcNow.AddMinutes(-4).ToString("yyyy-MM-dd'T'HH:mm:ss'Z'", CultureInfo.InvariantCulture)}}","sys":121,"dia":78}"""),
+            new ClientOptions { QoS = 1 }, Ct);
+        string list = $"/api/readings/biosensor?ownerId={ana}&{range}";
+        string latest = $"/api/readings/biosensor/latest?ownerId={ana}";
+        static string[] Names(JsonElement reading) => [.. reading.GetProperty("values").EnumerateObject().Select(p => p.Name)];
+
+        // The teacher sees both readings, and the newest is the blood pressure alone.
+        (await GetAsync(teacher, list, Ct)).GetArrayLength().ShouldBe(2);
+        var newest = (await GetAsync(teacher, latest, Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values");
+        newest.GetProperty("sys").GetDouble().ShouldBe(121);
+        newest.GetProperty("hr").ValueKind.ShouldBe(JsonValueKind.Null);
+
+        // fields= on the list and latest: the readings that carry one of them, with only those values.
+        var heart = (await GetAsync(teacher, $"{list}&fields=hr", Ct)).EnumerateArray().ShouldHaveSingleItem();
+        Names(heart).ShouldBe(["hr"]);
+        heart.GetProperty("values").GetProperty("hr").GetDouble().ShouldBe(80);
+        var pressures = (await GetAsync(teacher, $"{list}&fields=dia,sys", Ct)).EnumerateArray().ToList();
+        pressures.Select(r => r.GetProperty("values").GetProperty("sys").GetDouble()).ShouldBe([118, 121]);
+        foreach (var reading in pressures)
+        {
+            Names(reading).Order().ShouldBe(["dia", "sys"]);
+        }
+        var lastHeart = (await GetAsync(teacher, $"{latest}&fields=hr,temp", Ct)).EnumerateArray().ShouldHaveSingleItem();
+        Names(lastHeart).ShouldBe(["hr", "temp"]);
+        lastHeart.GetProperty("values").GetProperty("temp").GetDouble().ShouldBe(33.4);
+
+        // The aide: the blood-pressure-only reading is no row at all (an empty one would say it was measured), on the
+        // list and as the newest; asking for blood pressure by name is refused on both.
+        (await GetAsync(aide, list, Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values").GetProperty("hr").GetDouble().ShouldBe(80);
+        var aidesNewest = (await GetAsync(aide, latest, Ct)).EnumerateArray().ShouldHaveSingleItem();
+        aidesNewest.GetProperty("values").GetProperty("hr").GetDouble().ShouldBe(80, "the newest reading the aide may see anything of");
+        Names(aidesNewest).Order().ShouldBe(["hr", "temp"]);
+        foreach (string path in new[] { $"{list}&fields=sys", $"{latest}&fields=temp,dia" })
+        {
+            using var refused = await aide.GetAsync(path, Ct);
+            string body = await refused.Content.ReadAsStringAsync(Ct);
+            refused.StatusCode.ShouldBe(HttpStatusCode.Forbidden, $"{path}: {body}");
+            body.ShouldContain("Dashboard:AidesSeeBloodPressure");
+        }
+
+        // Fields that are not the kind's, none, or too long a list: 400s that say why.
+        foreach (string path in new[] { $"{list}&fields=kpa", $"{latest}&fields=x", $"{latest}&fields=,", $"{list}&fields={new string('a', 201)}", $"{latest}&fields={new string('a', 201)}" })
+        {
+            using var bad = await teacher.GetAsync(path, Ct);
+            string body = await bad.Content.ReadAsStringAsync(Ct);
+            bad.StatusCode.ShouldBe(HttpStatusCode.BadRequest, $"{path}: {body}");
+            body.ShouldContain("fields");
+        }
+    }
+
     [Fact]
     public async Task A_series_range_that_touches_too_many_buckets_or_a_bucket_below_a_second_is_a_400_not_a_500()
     {

@@ -38,7 +38,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         var readings = Enumerable.Range(0, 10).SelectMany(s => new[] { Pressure(1, 0, s, 100 + s), Pressure(2, 0, s, 200 + s) }).ToList();
         await store.WriteAsync(TestReadings.Batch(readings), Ct);
 
-        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(2), At(5)), new(2, At(8), At(20))], 1000, Ct);
+        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(2), At(5)), new(2, At(8), At(20))], 1000, null, Ct);
 
         read.ShouldBe([Pressure(1, 0, 2, 102), Pressure(1, 0, 3, 103), Pressure(1, 0, 4, 104), Pressure(2, 0, 8, 208), Pressure(2, 0, 9, 209)]);
     }
@@ -49,7 +49,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         var (store, _) = await NewStoreAsync(KeyStrategy.Natural);
         await store.WriteAsync(TestReadings.Batch([Pressure(2, 0, 1, 5), Pressure(1, 1, 1, 4), Pressure(1, 0, 1, 3), Pressure(1, 0, 0, 1), Pressure(3, 0, 0, 9)]), Ct);
 
-        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(60)), new(2, At(0), At(60))], 3, Ct);
+        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(60)), new(2, At(0), At(60))], 3, null, Ct);
 
         read.ShouldBe([Pressure(1, 0, 0, 1), Pressure(1, 0, 1, 3), Pressure(1, 1, 1, 4)]);
     }
@@ -67,7 +67,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         (await store.CountAsync(ReadingKind.Pressure, StorageTier.Archive, Ct)).ShouldBe(5);
         (await store.CountAsync(ReadingKind.Pressure, StorageTier.Hot, Ct)).ShouldBe(7);
 
-        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(10))], 1000, Ct);
+        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(10))], 1000, null, Ct);
         var buckets = await Queries(store).DownsampleAsync(ReadingKind.Pressure, [new(1, At(0), At(10))], At(0), At(10), TimeSpan.FromMinutes(1), null, Ct);
 
         read.ShouldBe(readings);
@@ -91,9 +91,40 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
             Pressure(3, 0, 99, 7),
         ]), Ct);
 
-        var latest = await Queries(store).LatestAsync(ReadingKind.Pressure, [2, 1, 4], Ct);
+        var latest = await Queries(store).LatestAsync(ReadingKind.Pressure, [2, 1, 4], null, Ct);
 
         latest.ShouldBe([Pressure(1, 0, 30, 2), Pressure(1, 5, 20, 4), Pressure(2, 0, 1, 6)]);
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Asked_for_fields_a_range_and_the_latest_take_only_readings_that_carry_one_and_the_limit_counts_those(KeyStrategy keys)
+    {
+        var (store, storage) = await NewStoreAsync(keys);
+        Reading Bio(int channel, double seconds, double? heartRate, double? systolic, double? diastolic, double? skin) =>
+            Reading.Biosensor(1, channel, At(seconds), At(seconds), heartRate, systolic, diastolic, skin);
+        var heartAt0 = Bio(0, 0, 70, null, null, null);
+        var pressureAt1 = Bio(0, 1, null, 120, 80, null);
+        var skinAt2 = Bio(0, 2, null, null, null, 36.5);
+        var heartAt3 = Bio(0, 3, 72, 118, 79, null);
+        var pressureAt4 = Bio(0, 4, null, 121, 81, null);
+        var pressureOnlyChannel = Bio(1, 5, null, 110, 70, null);
+        await store.WriteAsync(TestReadings.Batch([heartAt0, pressureAt1, skinAt2, heartAt3, pressureAt4, pressureOnlyChannel]), Ct);
+        // The first two seconds go to the archive tier: the filter holds for both tiers.
+        await ArchiveAsync(storage.Options(keys), cutoff: At(2), ReadingKind.Biosensor);
+        var queries = Queries(store);
+        ValueField[] visible = [ValueField.HeartRate, ValueField.SkinTemperature];
+        DeviceInterval[] all = [new(1, At(0), At(60))];
+
+        (await queries.ReadRangeAsync(ReadingKind.Biosensor, all, 100, visible, Ct)).ShouldBe([heartAt0, skinAt2, heartAt3]);
+        (await queries.ReadRangeAsync(ReadingKind.Biosensor, all, 2, visible, Ct)).ShouldBe([heartAt0, skinAt2], "the limit counts readings that carry a field");
+        (await queries.ReadRangeAsync(ReadingKind.Biosensor, all, 100, [ValueField.Diastolic], Ct)).ShouldBe([pressureAt1, heartAt3, pressureAt4, pressureOnlyChannel]);
+        (await queries.ReadRangeAsync(ReadingKind.Biosensor, all, 100, null, Ct)).Count.ShouldBe(6);
+
+        // Channel 0's newest reading carries only blood pressure: asked for the others, its newest that carries one.
+        (await queries.LatestAsync(ReadingKind.Biosensor, [1], visible, Ct)).ShouldBe([heartAt3], "channel 1 carries none of them and has no entry");
+        (await queries.LatestAsync(ReadingKind.Biosensor, [1], [ValueField.SkinTemperature], Ct)).ShouldBe([skinAt2]);
+        (await queries.LatestAsync(ReadingKind.Biosensor, [1], null, Ct)).ShouldBe([pressureAt4, pressureOnlyChannel]);
     }
 
     // ---------------------------------------------------------------- downsampling
@@ -155,12 +186,12 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         await store.WriteAsync(TestReadings.Batch([Pressure(1, 0, 0, 1)]), Ct);
         var queries = Queries(store);
 
-        (await queries.ReadRangeAsync(ReadingKind.Pressure, [], 10, Ct)).ShouldBeEmpty();
-        (await queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(1), At(60))], 10, Ct)).ShouldBeEmpty();
-        (await queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(0))], 10, Ct)).ShouldBeEmpty();
-        (await queries.ReadRangeAsync(ReadingKind.Location, [new(1, At(0), At(60))], 10, Ct)).ShouldBeEmpty();
-        (await queries.LatestAsync(ReadingKind.Pressure, [], Ct)).ShouldBeEmpty();
-        (await queries.LatestAsync(ReadingKind.Pressure, [2, 3], Ct)).ShouldBeEmpty();
+        (await queries.ReadRangeAsync(ReadingKind.Pressure, [], 10, null, Ct)).ShouldBeEmpty();
+        (await queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(1), At(60))], 10, null, Ct)).ShouldBeEmpty();
+        (await queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(0))], 10, null, Ct)).ShouldBeEmpty();
+        (await queries.ReadRangeAsync(ReadingKind.Location, [new(1, At(0), At(60))], 10, null, Ct)).ShouldBeEmpty();
+        (await queries.LatestAsync(ReadingKind.Pressure, [], null, Ct)).ShouldBeEmpty();
+        (await queries.LatestAsync(ReadingKind.Pressure, [2, 3], null, Ct)).ShouldBeEmpty();
         (await queries.DownsampleAsync(ReadingKind.Pressure, [new(1, At(0), At(60))], At(1), At(60), TimeSpan.FromSeconds(10), null, Ct)).ShouldBeEmpty();
         (await queries.DownsampleAsync(ReadingKind.Pressure, [new(1, At(100), At(200))], At(0), At(60), TimeSpan.FromSeconds(10), null, Ct)).ShouldBeEmpty();
     }
@@ -172,13 +203,13 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         var queries = Queries(store);
         DeviceInterval[] one = [new(1, At(0), At(60))];
 
-        (await Should.ThrowAsync<ArgumentOutOfRangeException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, one, 0, Ct))).Message.ShouldContain("limit");
-        (await Should.ThrowAsync<ArgumentException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, DateTime.SpecifyKind(At(0), DateTimeKind.Local), At(60))], 10, Ct)))
+        (await Should.ThrowAsync<ArgumentOutOfRangeException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, one, 0, null, Ct))).Message.ShouldContain("limit");
+        (await Should.ThrowAsync<ArgumentException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, DateTime.SpecifyKind(At(0), DateTimeKind.Local), At(60))], 10, null, Ct)))
             .Message.ShouldContain("must be UTC");
-        (await Should.ThrowAsync<ArgumentException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(60), At(0))], 10, Ct))).Message.ShouldContain("before it starts");
+        (await Should.ThrowAsync<ArgumentException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(60), At(0))], 10, null, Ct))).Message.ShouldContain("before it starts");
         var tooMany = Enumerable.Range(1, ReadingQueryLimits.MaxIntervals + 1).Select(d => new DeviceInterval(d, At(0), At(1))).ToArray();
-        (await Should.ThrowAsync<ArgumentException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, tooMany, 10, Ct))).Message.ShouldContain("At most 500 intervals");
-        (await Should.ThrowAsync<ArgumentException>(() => queries.LatestAsync(ReadingKind.Pressure, Enumerable.Range(1, 501).ToArray(), Ct))).Message.ShouldContain("At most 500 devices");
+        (await Should.ThrowAsync<ArgumentException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, tooMany, 10, null, Ct))).Message.ShouldContain("At most 500 intervals");
+        (await Should.ThrowAsync<ArgumentException>(() => queries.LatestAsync(ReadingKind.Pressure, Enumerable.Range(1, 501).ToArray(), null, Ct))).Message.ShouldContain("At most 500 devices");
         (await Should.ThrowAsync<ArgumentException>(() => queries.DownsampleAsync(ReadingKind.Pressure, one, At(0), At(86_400), TimeSpan.FromSeconds(1), null, Ct)))
             .Message.ShouldContain("86,400 buckets");
         (await Should.ThrowAsync<ArgumentException>(() => queries.DownsampleAsync(ReadingKind.Pressure, one, At(0), At(60), TimeSpan.Zero, null, Ct)))
@@ -234,14 +265,14 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
     private static IReadingQueries Queries(IReadingStore store) =>
         store as IReadingQueries ?? throw new InvalidOperationException($"{store.GetType().Name} does not implement {nameof(IReadingQueries)}.");
 
-    private static async Task ArchiveAsync(StorageOptions options, DateTime cutoff)
+    private static async Task ArchiveAsync(StorageOptions options, DateTime cutoff, ReadingKind kind = ReadingKind.Pressure)
     {
         string exports = Directory.CreateTempSubdirectory("saito-query-test-exports-").FullName;
         try
         {
             await using var archiver = new Archiver(options, NullLoggerFactory.Instance);
             var summary = await archiver.RunAsync(
-                new ArchiveRunRequest { Kinds = [ReadingKind.Pressure], Cutoff = cutoff, ExportDirectory = exports }, Ct);
+                new ArchiveRunRequest { Kinds = [kind], Cutoff = cutoff, ExportDirectory = exports }, Ct);
             summary.Failures.ShouldBeEmpty();
         }
         finally
