@@ -40,6 +40,11 @@ public sealed partial class MqttBroker : BackgroundService
     private readonly ConcurrentDictionary<IPAddress, int> _connectionsPerAddress = new();
     private int _pendingConnections;
     private long _admissionsRefused;
+
+    // Retained messages not kept for a limit: in all, at the last report, and when that was (TickCount64; 0 = never).
+    private long _retainedNotKept;
+    private long _retainedNotKeptAtLastLog;
+    private long _retainedNotKeptLoggedAt;
     private readonly ILogger<MqttBroker> _logger;
     private readonly CancellationTokenSource _stopping = new();
     private int _connectedCount;
@@ -380,9 +385,9 @@ public sealed partial class MqttBroker : BackgroundService
     internal void Route(MqttMessage message, long now)
     {
         Metrics.MessageReceived();
-        if (message.Retain)
+        if (message.Retain && _retained.Store(message) is { } limit)
         {
-            _retained.Store(message);
+            ReportRetainedNotKept(limit, message.Topic);
         }
 
         var matches = t_matches ??= [];
@@ -606,6 +611,31 @@ public sealed partial class MqttBroker : BackgroundService
         _tree.Dispose();
         base.Dispose();
     }
+
+    /// <summary>
+    /// Logs a retained message that a limit kept out: the first, then at most once per <see cref="DropLogInterval"/> with
+    /// how many since the last report, so a client that floods new retained topics cannot flood the log.
+    /// </summary>
+    private void ReportRetainedNotKept(string limit, string topic)
+    {
+        long total = Interlocked.Increment(ref _retainedNotKept);
+        long now = Environment.TickCount64;
+        long last = Interlocked.Read(ref _retainedNotKeptLoggedAt);
+        if ((last != 0 && now - last < (long)DropLogInterval.TotalMilliseconds) ||
+            Interlocked.CompareExchange(ref _retainedNotKeptLoggedAt, now, last) != last)
+        {
+            return;
+        }
+
+        long since = total - Interlocked.Exchange(ref _retainedNotKeptAtLastLog, total);
+        LogRetainedNotKept(LogText.Safe(topic), limit, limit == nameof(MqttBrokerOptions.MaxRetainedMessages) ? Options.MaxRetainedMessages : Options.MaxRetainedBytes,
+            since, total);
+    }
+
+    [LoggerMessage(1024, LogLevel.Warning,
+        "Retained message on {Topic} not kept: Mqtt:{Limit} ({LimitValue}) reached; {NotKept} not kept since the last report, {Total} in all. " +
+        "They were still delivered to current subscribers and acknowledged; later subscribers do not get them")]
+    private partial void LogRetainedNotKept(string topic, string limit, long limitValue, long notKept, long total);
 
     [LoggerMessage(1012, LogLevel.Warning,
         "Queue of {ClientId} is full (Mqtt:MaxQueuedMessages {Limit}, Mqtt:MaxQueuedBytesPerSession {LimitBytes}): {Dropped} new messages for it dropped since the last report, {Total} in all; it reads slower than messages arrive")]

@@ -28,7 +28,8 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
     /// is not kept: counted as dropped (<c>retained_limit</c>) and as a limit hit. Its publisher is not told: the broker still
     /// routes the message to current subscribers and the publish hook decides the acknowledgement.
     /// </summary>
-    public void Store(MqttMessage message)
+    /// <returns>The name of the limit that kept the message out, or null when it was kept (or cleared its topic).</returns>
+    public string? Store(MqttMessage message)
     {
         if (message.Payload.IsEmpty)
         {
@@ -37,7 +38,7 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
                 Released(removed);
             }
 
-            return;
+            return null;
         }
 
         // Kept without the sender so no-local does not apply to later subscribers.
@@ -62,12 +63,12 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
                 int more = length - previous.Payload.Length;
                 if (!TryReserveBytes(more))
                 {
-                    return;
+                    return nameof(MqttBrokerOptions.MaxRetainedBytes);
                 }
 
                 if (_retained.TryUpdate(message.Topic, retained, previous))
                 {
-                    return;
+                    return null;
                 }
 
                 Interlocked.Add(ref _bytes, -more);
@@ -79,18 +80,18 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
                 Interlocked.Decrement(ref _slots);
                 metrics.Dropped("retained_limit");
                 metrics.LimitHit(nameof(MqttBrokerOptions.MaxRetainedMessages));
-                return;
+                return nameof(MqttBrokerOptions.MaxRetainedMessages);
             }
 
             if (!TryReserveBytes(length))
             {
                 Interlocked.Decrement(ref _slots);
-                return;
+                return nameof(MqttBrokerOptions.MaxRetainedBytes);
             }
 
             if (_retained.TryAdd(message.Topic, retained))
             {
-                return;
+                return null;
             }
 
             Interlocked.Decrement(ref _slots);

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.Infrastructure;
@@ -200,7 +201,8 @@ public sealed class HostileClientTests
     [Fact]
     public async Task Retained_bytes_past_the_total_are_not_kept()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedBytes=2048"]);
+        var logs = new CapturedLog();
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedBytes=2048"], builder => builder.Logging.AddProvider(logs));
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await publisher.ConnectAsync(MqttProtocolVersion.V311, Id("ret"));
         await publisher.SendAsync(new PublishPacket { Topic = "ret/a", Payload = new byte[1500], QoS = MqttQoS.AtLeastOnce, PacketId = 1, Retain = true });
@@ -209,12 +211,14 @@ public sealed class HostileClientTests
         await publisher.ExpectAsync<PublishAckPacket>();
         saito.Broker.RetainedMessages.ShouldBe(1);
         saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedBytes)).ShouldBe(1);
+        logs.Lines(1024).ShouldHaveSingleItem().ShouldContain("ret/b not kept: Mqtt:MaxRetainedBytes (2048) reached; 1 not kept since the last report, 1 in all");
     }
 
     [Fact]
     public async Task Retained_topics_past_the_count_are_not_kept_but_still_delivered_and_replacing_or_clearing_still_works()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedMessages=2"]);
+        var logs = new CapturedLog();
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedMessages=2"], builder => builder.Logging.AddProvider(logs));
         string prefix = Id("cap");
         await using var live = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await live.ConnectAsync(MqttProtocolVersion.V500, Id("live"));
@@ -244,6 +248,8 @@ public sealed class HostileClientTests
         await PublishRetainedAsync("c", "3");
         saito.Broker.RetainedMessages.ShouldBe(2, "the third topic is over the limit");
         saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBe(1);
+        logs.Lines(1024).ShouldHaveSingleItem().ShouldContain($"{prefix}/c not kept: Mqtt:MaxRetainedMessages (2) reached");
+
         foreach (string topic in new[] { "a", "b", "c" })
         {
             (await live.ExpectAsync<PublishPacket>()).Topic.ShouldBe($"{prefix}/{topic}", "a current subscriber gets every message, kept or not");
@@ -273,6 +279,15 @@ public sealed class HostileClientTests
 
         kept.ShouldBe(new Dictionary<string, string> { [$"{prefix}/a"] = "1b", [$"{prefix}/d"] = "4" }, ignoreOrder: true);
         await subscriber.ExpectNothingAsync();
+
+        // A flood of new retained topics past the limit: every one counted, the log told once per 10 s, not per message.
+        for (int i = 0; i < 50; i++)
+        {
+            await PublishRetainedAsync($"flood/{i}", "x");
+        }
+
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedMessages)).ShouldBe(51);
+        logs.Lines(1024).Count.ShouldBeLessThanOrEqualTo(2, "at most one more report, if 10 s passed during the flood");
 
         await using var next = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await next.ConnectAsync(MqttProtocolVersion.V311, Id("after"))).ReasonCode.ShouldBe((byte)0, "the server still accepts clients");

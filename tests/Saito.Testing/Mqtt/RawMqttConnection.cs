@@ -23,7 +23,11 @@ namespace Saito.Testing;
 /// </remarks>
 public sealed class RawMqttConnection : IAsyncDisposable
 {
-    public static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(2);
+    /// <summary>
+    /// How long a test waits for a packet it expects. A wait ends as soon as the packet comes, so this costs only a test
+    /// that fails; 2 s was too short on CI's busy two cores (a broker answer under parallel builds took longer once).
+    /// </summary>
+    public static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(10);
     public static readonly TimeSpan DefaultQuietPeriod = TimeSpan.FromMilliseconds(300);
 
     private readonly TcpClient _tcp;
