@@ -170,8 +170,12 @@ internal static class DashboardCommand
                 created = true;
             }
 
-            // Saito's keys and credentials file in the work folder; school time in UTC, so the class slot is simply "now".
-            storageArgs.AddRange([$"--Auth:KeysPath={Path.Combine(workDir, "keys")}", $"--Security:CredentialsFile={Path.Combine(workDir, "credentials.json")}", "--School:TimeZone=Etc/UTC"]);
+            // Saito's keys and credentials file in the work folder; school time a whole number of hours off UTC, chosen so
+            // that it is about noon there now: the class slot is "now", and a slot cannot cross midnight, so a run started
+            // just before midnight UTC would otherwise find no session that lasts through it.
+            int schoolHours = SaitoApi.NoonOffsetHours(DateTime.UtcNow);
+            storageArgs.AddRange([$"--Auth:KeysPath={Path.Combine(workDir, "keys")}", $"--Security:CredentialsFile={Path.Combine(workDir, "credentials.json")}",
+                $"--School:TimeZone={SaitoApi.EtcZone(schoolHours)}"]);
             string password = await SaitoApi.AddAdminAsync(serverDll, AdminName, storageArgs, token);
             int httpPort = FreePort.Next();
             var baseAddress = new Uri($"http://127.0.0.1:{httpPort}");
@@ -188,7 +192,7 @@ internal static class DashboardCommand
             var database = new ClassroomDatabase(o.Database, storage.ConnectionString, Path.Combine(storage.HotPath, SqliteSchema.HotFileName), KeyStrategy.Natural);
             using var api = await SaitoApi.SignInAsync(baseAddress, AdminName, password, token);
             var lasting = TimeSpan.FromSeconds((o.Phases.Count + 1) * (s.Duration.TotalSeconds + 120));
-            var (classId, students) = await api.ClassAsync($"Dashboard bench {run}", s.Students, lasting, token);
+            var (classId, students) = await api.ClassAsync($"Dashboard bench {run}", s.Students, lasting, schoolHours, token);
             AnsiConsole.MarkupLine($"Class {classId}: {students.Length} students on the roster, in session now; signed in as {AdminName} (admin: sees every class)");
 
             if (o.Warmup > TimeSpan.Zero)
@@ -237,9 +241,17 @@ internal static class DashboardCommand
                     List<PageLatency>? pages = null;
                     if (browsers is not null)
                     {
-                        // The last readings' tiles: pushed at most Dashboard:PushIntervalMilliseconds after their commit.
+                        // The last readings' tiles: pushed at most Dashboard:PushIntervalMilliseconds after their commit, so a
+                        // second for them; then, on a machine too busy for that, until every tile shows this run's vitals
+                        // (at most 30 s more: past it the pages are reported as they are, and the run fails on them).
                         await Task.Delay(TimeSpan.FromSeconds(1), token);
                         pages = await browsers.CollectAsync(since);
+                        var shown = DateTime.UtcNow.AddSeconds(30);
+                        while (!pages.TrueForAll(p => p.Tiles > 0 && p.TilesUpdated == p.Tiles && p.LatencyMs.Length > 0) && DateTime.UtcNow < shown)
+                        {
+                            await Task.Delay(TimeSpan.FromMilliseconds(200), token);
+                            pages = await browsers.CollectAsync(since);
+                        }
                     }
 
                     var phase = new PhaseResult(i + 1, with, with ? o.Dashboards : 0, layout.Run, result, deadLetters.Count, deadLetters.Newest, pages, probe?.Latencies(),

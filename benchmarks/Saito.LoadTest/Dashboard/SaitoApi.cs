@@ -57,11 +57,11 @@ internal sealed class SaitoApi : IDisposable
     }
 
     /// <summary>
-    /// The students, a class whose weekly slot (school time zone: UTC, as the tool starts Saito) began a few minutes ago
-    /// and lasts past the run, every student on its roster, and today's session planned. Returns the class id and the
-    /// students' owner ids, in the layout's student order.
+    /// The students, a class whose weekly slot (in the school's time zone, <paramref name="schoolHours"/> off UTC, as the
+    /// tool starts Saito: <see cref="EtcZone"/>) began a few minutes ago and lasts past the run, every student on its
+    /// roster, and today's session planned. Returns the class id and the students' owner ids, in the layout's student order.
     /// </summary>
-    public async Task<(int ClassId, int[] Students)> ClassAsync(string name, int students, TimeSpan lasting, CancellationToken token)
+    public async Task<(int ClassId, int[] Students)> ClassAsync(string name, int students, TimeSpan lasting, int schoolHours, CancellationToken token)
     {
         var owners = new int[students];
         for (int i = 0; i < students; i++)
@@ -69,7 +69,7 @@ internal sealed class SaitoApi : IDisposable
             owners[i] = await CreateAsync("/api/owners", new { kind = "student", displayName = string.Create(CultureInfo.InvariantCulture, $"Student {i + 1:D2}") }, token);
         }
 
-        var now = DateTime.UtcNow;
+        var now = DateTime.UtcNow.AddHours(schoolHours);
         var start = new TimeOnly(now.Hour, now.Minute).Add(TimeSpan.FromMinutes(-5), out int wrapped);
         if (wrapped != 0)
         {
@@ -106,6 +106,17 @@ internal sealed class SaitoApi : IDisposable
 
         return (classId, owners);
     }
+
+    /// <summary>Hours to add to <paramref name="utc"/> for about noon (from -11 to +12, which the Etc zones cover).</summary>
+    public static int NoonOffsetHours(DateTime utc) => 12 - utc.Hour;
+
+    /// <summary>The IANA zone <paramref name="hours"/> ahead of UTC (the Etc zones' sign is the POSIX one, reversed).</summary>
+    public static string EtcZone(int hours) => hours switch
+    {
+        0 => "Etc/UTC",
+        > 0 => Invariant($"Etc/GMT-{hours}"),
+        _ => Invariant($"Etc/GMT+{-hours}"),
+    };
 
     /// <summary>Adds the layout's devices (kind as a school would file them) and gives each to its student; returns their ids.</summary>
     public async Task<int[]> AssignAsync(ClassroomLayout layout, int[] students, CancellationToken token)

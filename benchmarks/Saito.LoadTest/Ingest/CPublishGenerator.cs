@@ -131,8 +131,10 @@ internal static partial class CPublishGenerator
         {
             json = (await process.StandardOutput.ReadToEndAsync(token)).Trim();
             await process.WaitForExitAsync(token);
-            cores = meter?.Cores();
+            // Its error output first: the meter starts when that reader sees the measured phase begin, and on a busy
+            // machine the reader can be behind the process.
             await stderr;
+            cores = meter?.Cores();
         }
         finally
         {

@@ -70,7 +70,7 @@ public sealed class ClassroomCommandTests(PostgresServer postgres) : IDisposable
         }
 
         var outcome = await ClassroomOutcome.RunAsync(Path.Combine(_dir, "out"),
-            "--quick", "--duration", "2", "--broker", $"127.0.0.1:{mosquitto.Port}", "--sqlite-hot", hot, "--drain-seconds", "1");
+            "--quick", "--duration", "2", "--broker", $"127.0.0.1:{mosquitto.Port}", "--sqlite-hot", hot, "--drain-seconds", "5");
 
         outcome.ExitCode.ShouldBe(1);
         outcome.Published.ShouldBeGreaterThan(0);

@@ -75,7 +75,10 @@ internal sealed record ClassroomOutcome(int ExitCode, JsonElement Row, JsonEleme
             point.GetProperty("max_ms").GetDouble().ShouldBeLessThanOrEqualTo(max);
         }
 
+        // The timeline has a point only for a second in which something committed; in a short run on a busy machine
+        // every commit can fall in the last point, after the publishing ended, so the publish rate is checked for the run.
         timeline.Sum(p => p.GetProperty("committed_per_s").GetDouble()).ShouldBeGreaterThan(0);
-        timeline.Max(p => p.GetProperty("published_per_s").GetDouble()).ShouldBeGreaterThan(0);
+        Details.GetProperty("published_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
+        Details.GetProperty("committed_readings_per_s").GetDouble().ShouldBeGreaterThan(0);
     }
 }

@@ -94,7 +94,16 @@ public sealed class ChartRenderingTests : IDisposable
 
         problem.ShouldNotBeNull().ShouldContain("did not finish within 4 s and was killed");
         File.Exists(Path.Combine(outDir.FullName, "hang.png")).ShouldBeFalse();
-        ProcessesMentioning(profile).ShouldBeEmpty("Chromium processes left behind");
+        // Killed with SIGKILL, the children die a moment later, not at once: look until a deadline, not once.
+        var deadline = DateTime.UtcNow.AddSeconds(10);
+        var left = ProcessesMentioning(profile);
+        while (left.Count > 0 && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(100, Ct);
+            left = ProcessesMentioning(profile);
+        }
+
+        left.ShouldBeEmpty("Chromium processes left behind");
     }
 
     /// <summary>Live processes whose command line names <paramref name="text"/> (Linux /proc).</summary>
