@@ -46,13 +46,38 @@ public abstract partial class ReadingDatabase : IReadingQueries
             return [];
         }
 
+        return await OnBothTiersAsync(RangeSql(kind, wanted.Count, carrying), wanted, command => command.Add(Parameter("limit"), limit),
+            reader => ReadReadingsAsync(reader, kind, cancellationToken), cancellationToken);
+    }
+
+    /// <summary>The range statement: parameters <c>limit</c> and the intervals' (<see cref="AddIntervals"/>).</summary>
+    private string RangeSql(ReadingKind kind, int intervals, ValueField[]? carrying)
+    {
         string columns = string.Join(", ", ReadingColumns(kind).Select(Column));
         string where = carrying is null ? string.Empty : $"WHERE {CarriesAny("r", kind, carrying)} ";
-        string sql =
-            $"SELECT {Top(Parameter("limit"))}{columns} FROM (\n{BothTiers(kind, wanted.Count)}\n) AS r {where}" +
+        return
+            $"SELECT {Top(Parameter("limit"))}{columns} FROM (\n{BothTiers(kind, intervals)}\n) AS r {where}" +
             $"ORDER BY {Column("ts")}, {Column("device_id")}, {Column("channel")}{Limit(Parameter("limit"))}{End}";
-        return await OnBothTiersAsync(sql, wanted, command => command.Add(Parameter("limit"), limit),
-            reader => ReadReadingsAsync(reader, kind, cancellationToken), cancellationToken);
+    }
+
+    /// <summary>
+    /// Every shape of statement the readings queries run for <paramref name="kind"/> (one and several intervals or
+    /// devices, every field and some), so a database that cannot run here can have its statements parsed (SQL Server:
+    /// ScriptDom, in Saito.Storage.Tests).
+    /// </summary>
+    internal IEnumerable<string> QueryStatements(ReadingKind kind)
+    {
+        var all = ReadingFields.FieldsOf(kind).ToArray();
+        ValueField[] some = [all[^1]];
+        foreach (int many in new[] { 1, 3 })
+        {
+            yield return RangeSql(kind, many, null);
+            yield return RangeSql(kind, many, some);
+            yield return LatestSql(kind, many, null);
+            yield return LatestSql(kind, many, all);
+            yield return DownsampleSql(kind, many, all);
+            yield return DownsampleSql(kind, many, some);
+        }
     }
 
     /// <summary>Runs <paramref name="sql"/> with the intervals' parameters (and <paramref name="addParameters"/>') on a connection that sees both tiers.</summary>
@@ -145,18 +170,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
             return [];
         }
 
-        var valueColumns = ReadingTables.ValueColumns(kind);
-        var askedColumns = asked.Select(field => Column(valueColumns[ReadingFields.SlotOf(field)])).ToArray();
-        string aggregates = string.Concat(askedColumns.Select(c => $", {CountOf(c)}, min({c}), avg({c}), max({c})"));
-        string deviceId = Column("device_id");
-        string channel = Column("channel");
-        string bucketColumn = Column("bucket");
-        string sql =
-            $"SELECT {deviceId}, {channel}, {bucketColumn}, {CountAll}{aggregates} FROM (\n" +
-            $"SELECT {deviceId}, {channel}, {EpochMicroseconds(Column("ts"))} / {Parameter("bucket")} AS {bucketColumn}, {string.Join(", ", askedColumns)} FROM (\n" +
-            $"{BothTiers(kind, wanted.Count)}\n) AS u\n) AS r " +
-            $"GROUP BY {deviceId}, {channel}, {bucketColumn} ORDER BY {deviceId}, {channel}, {bucketColumn}{End}";
-        return await OnBothTiersAsync(sql, wanted, command => command.Add(Parameter("bucket"), width), async reader =>
+        return await OnBothTiersAsync(DownsampleSql(kind, wanted.Count, asked), wanted, command => command.Add(Parameter("bucket"), width), async reader =>
         {
             var buckets = new List<DownsampleBucket>();
             while (await reader.ReadAsync(cancellationToken))
@@ -183,6 +197,22 @@ public abstract partial class ReadingDatabase : IReadingQueries
 
             return buckets;
         }, cancellationToken);
+    }
+
+    /// <summary>The downsampling statement: parameters <c>bucket</c> (its width in microseconds) and the intervals'.</summary>
+    private string DownsampleSql(ReadingKind kind, int intervals, ValueField[] asked)
+    {
+        var valueColumns = ReadingTables.ValueColumns(kind);
+        var askedColumns = asked.Select(field => Column(valueColumns[ReadingFields.SlotOf(field)])).ToArray();
+        string aggregates = string.Concat(askedColumns.Select(c => $", {CountOf(c)}, min({c}), avg({c}), max({c})"));
+        string deviceId = Column("device_id");
+        string channel = Column("channel");
+        string bucketColumn = Column("bucket");
+        return
+            $"SELECT {deviceId}, {channel}, {bucketColumn}, {CountAll}{aggregates} FROM (\n" +
+            $"SELECT {deviceId}, {channel}, {EpochMicroseconds(Column("ts"))} / {Parameter("bucket")} AS {bucketColumn}, {string.Join(", ", askedColumns)} FROM (\n" +
+            $"{BothTiers(kind, intervals)}\n) AS u\n) AS r " +
+            $"GROUP BY {deviceId}, {channel}, {bucketColumn} ORDER BY {deviceId}, {channel}, {bucketColumn}{End}";
     }
 
     /// <summary>A count or bucket number, whichever integer type the database answers with.</summary>
