@@ -247,7 +247,7 @@ internal static class DashboardCommand
                         await Task.Delay(TimeSpan.FromSeconds(1), token);
                         pages = await browsers.CollectAsync(since);
                         var shown = DateTime.UtcNow.AddSeconds(30);
-                        while (!pages.TrueForAll(p => p.Tiles > 0 && p.TilesUpdated == p.Tiles && p.LatencyMs.Length > 0) && DateTime.UtcNow < shown)
+                        while (!pages.TrueForAll(p => p.TilesUpdated >= s.Students && p.LatencyMs.Length > 0) && DateTime.UtcNow < shown)
                         {
                             await Task.Delay(TimeSpan.FromMilliseconds(200), token);
                             pages = await browsers.CollectAsync(since);

@@ -634,7 +634,7 @@ public sealed partial class MqttBroker : BackgroundService
 
     [LoggerMessage(1024, LogLevel.Warning,
         "Retained message on {Topic} not kept: Mqtt:{Limit} ({LimitValue}) reached; {NotKept} not kept since the last report, {Total} in all. " +
-        "They were still delivered to current subscribers and acknowledged; later subscribers do not get them")]
+        "They were still delivered to current subscribers and acknowledged; later subscribers get the topic's previous retained message, if it had one")]
     private partial void LogRetainedNotKept(string topic, string limit, long limitValue, long notKept, long total);
 
     [LoggerMessage(1012, LogLevel.Warning,

@@ -142,9 +142,9 @@ public sealed class MqttBrokerOptions
 
     /// <summary>
     /// Messages queued per session beyond the inflight window; past it new messages for that session are dropped and
-    /// counted. 50,000 (10,000 before issue 15): a subscriber on <c>#</c> falls up to a few tens of thousands of small
-    /// readings behind in a server's first second while .NET compiles the hot paths, and catches up; with 10,000 it lost
-    /// some in 6 of 8 cold starts at 128,000 msg/s, with 50,000 in none (docs/benchmarks.md). Memory stays bounded by
+    /// counted. 50,000 (10,000 before issue 15): a subscriber on <c>#</c> falls up to about 21,000 small readings behind
+    /// in a server's first second while .NET compiles the hot paths, and catches up; with 10,000 it lost some in 8 of 12
+    /// cold starts at 128,000 msg/s, with 50,000 in none of 16 (docs/benchmarks.md). Memory stays bounded by
     /// <see cref="MaxQueuedBytesPerSession"/>, which a queue of 50,000 one-reading messages (about 10 MB) is under.
     /// </summary>
     [Range(1, 10_000_000)]

@@ -98,7 +98,8 @@ internal sealed class MqttSession
     /// <summary>Topic filter as the client sent it (with any $share prefix) -> subscription.</summary>
     public Dictionary<string, SessionSubscription> Subscriptions => _subscriptions ??= new(StringComparer.Ordinal);
 
-    public Queue<OutboundMessage> Queue => _queue ??= new();
+    /// <summary>Made on first use. Private: every change goes through <see cref="EnqueueQueued"/> and <see cref="DequeueQueued"/>, which keep <see cref="QueuedBytes"/> and the peak.</summary>
+    private Queue<OutboundMessage> Queue => _queue ??= new();
 
     /// <summary>Outbound QoS 1/2 messages sent and not yet completed, in the order they were first sent.</summary>
     public OrderedDictionary<ushort, InflightMessage> Inflight => _inflight ??= new();

@@ -12,6 +12,9 @@ internal static class ArchivePausePoints
     /// <summary>With this set too, the pause lasts that many seconds and the run then goes on (a test acts meanwhile).</summary>
     public const string SecondsVariable = "SAITO_ARCHIVER_PAUSE_SECONDS";
 
+    /// <summary>With this set to a path, the pause ends as soon as that file exists (a test acts, then lets the run go on).</summary>
+    public const string ResumeFileVariable = "SAITO_ARCHIVER_RESUME_FILE";
+
     /// <summary>Every point, in the order a batch passes them.</summary>
     public static IReadOnlyList<string> All { get; } =
     [

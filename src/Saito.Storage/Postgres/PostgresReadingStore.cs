@@ -93,6 +93,9 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
     /// <summary>extract(epoch) is numeric (exact) since PostgreSQL 14; in 13 a double, exact to the microsecond for centuries yet.</summary>
     private protected override string EpochMicroseconds(string column) => $"(extract(epoch from {column}) * 1000000)::bigint";
 
+    private protected override string TimeBefore(string time, TimeSpan span) =>
+        FormattableString.Invariant($"({time} - interval '{(long)span.TotalSeconds} seconds')");
+
     public override async Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken)
     {
         var created = new List<string>();

@@ -29,8 +29,9 @@ public interface IReadingQueries
     /// The newest reading of each channel of each device, ordered by device and channel; a device with no reading
     /// has no entry. Reads the hot tier only: the archiver moves readings that are hours or days old, so the newest
     /// reading of a device that still sends is always hot (a device silent for longer than the archive cutoff has none).
-    /// With <paramref name="fields"/>, the newest reading of each channel that carries at least one of them (a channel
-    /// with none has no entry); null takes the newest reading whatever it carries.
+    /// With <paramref name="fields"/>, the newest reading of each channel that carries at least one of them, within
+    /// <see cref="ReadingQueryLimits.LatestLookback"/> of the channel's newest reading (a channel with none there has no
+    /// entry); null takes the newest reading whatever it carries.
     /// </summary>
     Task<IReadOnlyList<Reading>> LatestAsync(ReadingKind kind, IReadOnlyList<int> deviceIds, IReadOnlyList<ValueField>? fields, CancellationToken cancellationToken);
 
@@ -38,7 +39,9 @@ public interface IReadingQueries
     /// Per device, channel and bucket (<paramref name="bucket"/> wide, aligned to the Unix epoch), the count of readings
     /// and the count, min, avg and max of each of <paramref name="fields"/> (all the kind's fields when null), over the
     /// readings inside the intervals and [<paramref name="from"/>, <paramref name="to"/>); computed by the database
-    /// (GROUP BY bucket), each reading once across the tiers. Buckets without readings are absent. At most
+    /// (GROUP BY bucket), each reading once across the tiers. Buckets without readings are absent. With
+    /// <paramref name="fields"/>, only the readings that carry at least one of them count (in the bucket's count too), so
+    /// a reading that carried none of them leaves no trace. At most
     /// <see cref="ReadingQueryLimits.MaxBuckets"/> buckets may span [from, to).
     /// </summary>
     Task<IReadOnlyList<DownsampleBucket>> DownsampleAsync(
@@ -91,4 +94,10 @@ public static class ReadingQueryLimits
 
     /// <summary>Readings one range query may return.</summary>
     public const int MaxRangeRows = 1_000_000;
+
+    /// <summary>
+    /// How far before a channel's newest reading the latest query looks for one that carries an asked field: a channel
+    /// that never carries one costs this much of its index, not its whole hot history. 3,600 readings at 1 Hz.
+    /// </summary>
+    public static readonly TimeSpan LatestLookback = TimeSpan.FromHours(1);
 }

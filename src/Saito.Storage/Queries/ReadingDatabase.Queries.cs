@@ -31,6 +31,9 @@ public abstract partial class ReadingDatabase : IReadingQueries
     /// <summary>A timestamp column as whole microseconds since 1970, a 64-bit integer, for bucketing.</summary>
     private protected abstract string EpochMicroseconds(string column);
 
+    /// <summary>A time expression (a column or a scalar subquery) minus <paramref name="span"/>, comparable with the ts column.</summary>
+    private protected abstract string TimeBefore(string time, TimeSpan span);
+
     /// <summary>A count of non-null values as a 64-bit integer (SQL Server: <c>COUNT_BIG</c>).</summary>
     private protected virtual string CountOf(string expression) => $"count({expression})";
 
@@ -75,8 +78,8 @@ public abstract partial class ReadingDatabase : IReadingQueries
             yield return RangeSql(kind, many, some);
             yield return LatestSql(kind, many, null);
             yield return LatestSql(kind, many, all);
-            yield return DownsampleSql(kind, many, all);
-            yield return DownsampleSql(kind, many, some);
+            yield return DownsampleSql(kind, many, all, carryingOnly: false);
+            yield return DownsampleSql(kind, many, some, carryingOnly: true);
         }
     }
 
@@ -125,7 +128,8 @@ public abstract partial class ReadingDatabase : IReadingQueries
     /// of each device are found by a loose index scan (a recursive query that seeks the next channel above the last),
     /// and each channel's newest reading by a seek on (device_id, channel, ts) from the top: a few index probes per
     /// channel, however many readings the device has. With <paramref name="carrying"/>, the newest reading that carries
-    /// one of those fields (the seek then walks back past those that carry none).
+    /// one of those fields (the seek then walks back past those that carry none, at most
+    /// <see cref="ReadingQueryLimits.LatestLookback"/> before the channel's newest).
     /// </summary>
     private protected virtual string LatestSql(ReadingKind kind, int devices, ValueField[]? carrying)
     {
@@ -145,7 +149,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
              )
              SELECT {Aliased("r", ReadingColumns(kind))}
              FROM k JOIN {table} AS r ON r.{deviceId} = k.{deviceId} AND r.{channel} = k.{channel}
-                 AND r.{ts} = (SELECT max(m.{ts}) FROM {table} AS m WHERE m.{deviceId} = k.{deviceId} AND m.{channel} = k.{channel}{AndCarriesAny("m", kind, carrying)})
+                 AND r.{ts} = (SELECT max(m.{ts}) FROM {table} AS m WHERE m.{deviceId} = k.{deviceId} AND m.{channel} = k.{channel}{AndCarriesAny("m", kind, carrying)}{Lookback("m", table, $"k.{deviceId}", $"k.{channel}", carrying)})
              ORDER BY r.{deviceId}, r.{channel}{End}
              """;
     }
@@ -170,7 +174,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
             return [];
         }
 
-        return await OnBothTiersAsync(DownsampleSql(kind, wanted.Count, asked), wanted, command => command.Add(Parameter("bucket"), width), async reader =>
+        return await OnBothTiersAsync(DownsampleSql(kind, wanted.Count, asked, carryingOnly: fields is not null), wanted, command => command.Add(Parameter("bucket"), width), async reader =>
         {
             var buckets = new List<DownsampleBucket>();
             while (await reader.ReadAsync(cancellationToken))
@@ -199,8 +203,11 @@ public abstract partial class ReadingDatabase : IReadingQueries
         }, cancellationToken);
     }
 
-    /// <summary>The downsampling statement: parameters <c>bucket</c> (its width in microseconds) and the intervals'.</summary>
-    private string DownsampleSql(ReadingKind kind, int intervals, ValueField[] asked)
+    /// <summary>
+    /// The downsampling statement: parameters <c>bucket</c> (its width in microseconds) and the intervals'. With
+    /// <paramref name="carryingOnly"/>, the readings that carry none of <paramref name="asked"/> are left out before counting.
+    /// </summary>
+    private string DownsampleSql(ReadingKind kind, int intervals, ValueField[] asked, bool carryingOnly)
     {
         var valueColumns = ReadingTables.ValueColumns(kind);
         var askedColumns = asked.Select(field => Column(valueColumns[ReadingFields.SlotOf(field)])).ToArray();
@@ -211,7 +218,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
         return
             $"SELECT {deviceId}, {channel}, {bucketColumn}, {CountAll}{aggregates} FROM (\n" +
             $"SELECT {deviceId}, {channel}, {EpochMicroseconds(Column("ts"))} / {Parameter("bucket")} AS {bucketColumn}, {string.Join(", ", askedColumns)} FROM (\n" +
-            $"{BothTiers(kind, intervals)}\n) AS u\n) AS r " +
+            $"{BothTiers(kind, intervals)}\n) AS u{(carryingOnly ? " WHERE " + CarriesAny("u", kind, asked) : string.Empty)}\n) AS r " +
             $"GROUP BY {deviceId}, {channel}, {bucketColumn} ORDER BY {deviceId}, {channel}, {bucketColumn}{End}";
     }
 
@@ -228,6 +235,24 @@ public abstract partial class ReadingDatabase : IReadingQueries
     {
         var valueColumns = ReadingTables.ValueColumns(kind);
         return "(" + string.Join(" OR ", fields.Select(f => $"{alias}.{Column(valueColumns[ReadingFields.SlotOf(f)])} IS NOT NULL")) + ")";
+    }
+
+    /// <summary>
+    /// With <paramref name="fields"/>, the condition that the row under <paramref name="alias"/> is at most
+    /// <see cref="ReadingQueryLimits.LatestLookback"/> older than the newest reading of the device and channel that
+    /// <paramref name="device"/> and <paramref name="channel"/> name, with a leading AND; nothing when
+    /// <paramref name="fields"/> is null.
+    /// </summary>
+    private protected string Lookback(string alias, string table, string device, string channel, ValueField[]? fields)
+    {
+        if (fields is null)
+        {
+            return string.Empty;
+        }
+
+        string ts = Column("ts");
+        string newest = $"(SELECT max(n.{ts}) FROM {table} AS n WHERE n.{Column("device_id")} = {device} AND n.{Column("channel")} = {channel})";
+        return $" AND {alias}.{ts} >= {TimeBefore(newest, ReadingQueryLimits.LatestLookback)}";
     }
 
     /// <summary><see cref="CarriesAny"/> with a leading AND, or nothing when <paramref name="fields"/> is null.</summary>

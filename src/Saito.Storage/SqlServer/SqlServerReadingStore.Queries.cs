@@ -16,6 +16,9 @@ public sealed partial class SqlServerReadingStore
 
     private protected override string CountOf(string expression) => $"COUNT_BIG({expression})";
 
+    private protected override string TimeBefore(string time, TimeSpan span) =>
+        FormattableString.Invariant($"DATEADD(second, -{(long)span.TotalSeconds}, {time})");
+
     /// <summary>
     /// T-SQL allows no subquery in a recursive CTE's recursive member, so the channels of each device come from a
     /// DISTINCT over the device's rows (a range scan of the natural-key index), then each channel's newest reading from
@@ -33,7 +36,7 @@ public sealed partial class SqlServerReadingStore
              SELECT {outer}
              FROM (VALUES {values}) AS d ([device_id])
              CROSS APPLY (SELECT DISTINCT t.[channel] FROM {table} AS t WHERE t.[device_id] = d.[device_id]) AS c
-             CROSS APPLY (SELECT TOP (1) {columns} FROM {table} AS x WHERE x.[device_id] = d.[device_id] AND x.[channel] = c.[channel]{AndCarriesAny("x", kind, carrying)} ORDER BY x.[ts] DESC) AS r
+             CROSS APPLY (SELECT TOP (1) {columns} FROM {table} AS x WHERE x.[device_id] = d.[device_id] AND x.[channel] = c.[channel]{AndCarriesAny("x", kind, carrying)}{Lookback("x", table, "d.[device_id]", "c.[channel]", carrying)} ORDER BY x.[ts] DESC) AS r
              ORDER BY r.[device_id], r.[channel];
              """;
     }

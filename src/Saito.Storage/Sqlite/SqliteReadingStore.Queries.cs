@@ -48,4 +48,8 @@ public sealed partial class SqliteReadingStore
     private protected override void AddTime(DbCommand command, string name, DateTime utc) => command.Add(name, ReadingTime.ToUnixMicroseconds(utc));
 
     private protected override string EpochMicroseconds(string column) => column;
+
+    /// <summary>ts is whole microseconds since 1970 here.</summary>
+    private protected override string TimeBefore(string time, TimeSpan span) =>
+        FormattableString.Invariant($"({time} - {(long)span.TotalMicroseconds})");
 }

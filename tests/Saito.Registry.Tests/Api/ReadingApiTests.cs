@@ -253,11 +253,17 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         lastHeart.GetProperty("values").GetProperty("temp").GetDouble().ShouldBe(33.4);
 
         // The aide: the blood-pressure-only reading is no row at all (an empty one would say it was measured), on the
-        // list and as the newest; asking for blood pressure by name is refused on both.
+        // list and as the newest, and counts in no series bucket; asking for blood pressure by name is refused.
         (await GetAsync(aide, list, Ct)).EnumerateArray().ShouldHaveSingleItem().GetProperty("values").GetProperty("hr").GetDouble().ShouldBe(80);
         var aidesNewest = (await GetAsync(aide, latest, Ct)).EnumerateArray().ShouldHaveSingleItem();
         aidesNewest.GetProperty("values").GetProperty("hr").GetDouble().ShouldBe(80, "the newest reading the aide may see anything of");
         Names(aidesNewest).Order().ShouldBe(["hr", "temp"]);
+        // Nor on /series: a bucket's count leaves it out for the aide (count minus the fields' counts would tell).
+        string series = $"/api/readings/biosensor/series?ownerId={ana}&bucketSeconds=3600&{range}";
+        (await GetAsync(teacher, series, Ct)).EnumerateArray().Sum(b => b.GetProperty("count").GetInt64()).ShouldBe(2);
+        var aidesBuckets = (await GetAsync(aide, series, Ct)).EnumerateArray().ToList();
+        aidesBuckets.Sum(b => b.GetProperty("count").GetInt64()).ShouldBe(1, "the blood-pressure-only reading is in no bucket");
+        aidesBuckets.ShouldAllBe(b => b.GetProperty("count").GetInt64() == b.GetProperty("fields").GetProperty("hr").GetProperty("count").GetInt64());
         foreach (string path in new[] { $"{list}&fields=sys", $"{latest}&fields=temp,dia" })
         {
             using var refused = await aide.GetAsync(path, Ct);

@@ -109,7 +109,14 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         var heartAt3 = Bio(0, 3, 72, 118, 79, null);
         var pressureAt4 = Bio(0, 4, null, 121, 81, null);
         var pressureOnlyChannel = Bio(1, 5, null, 110, 70, null);
-        await store.WriteAsync(TestReadings.Batch([heartAt0, pressureAt1, skinAt2, heartAt3, pressureAt4, pressureOnlyChannel]), Ct);
+        // Channels 2 and 3 (after the minute the range and series below read): a heart rate, then blood pressure alone
+        // two hours later on channel 2 and 50 minutes later on channel 3; the latest query looks back at most an hour.
+        var heartTooLongBefore = Bio(2, 100, 66, null, null, null);
+        var pressureTwoHoursLater = Bio(2, 100 + 7200, null, 125, 85, null);
+        var heartWithinTheHour = Bio(3, 200, 68, null, null, null);
+        var pressureFiftyMinutesLater = Bio(3, 200 + 3000, null, 126, 86, null);
+        await store.WriteAsync(TestReadings.Batch([heartAt0, pressureAt1, skinAt2, heartAt3, pressureAt4, pressureOnlyChannel,
+            heartTooLongBefore, pressureTwoHoursLater, heartWithinTheHour, pressureFiftyMinutesLater]), Ct);
         // The first two seconds go to the archive tier: the filter holds for both tiers.
         await ArchiveAsync(storage.Options(keys), cutoff: At(2), ReadingKind.Biosensor);
         var queries = Queries(store);
@@ -122,9 +129,17 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         (await queries.ReadRangeAsync(ReadingKind.Biosensor, all, 100, null, Ct)).Count.ShouldBe(6);
 
         // Channel 0's newest reading carries only blood pressure: asked for the others, its newest that carries one.
-        (await queries.LatestAsync(ReadingKind.Biosensor, [1], visible, Ct)).ShouldBe([heartAt3], "channel 1 carries none of them and has no entry");
+        // Channel 1 carries none of them; channel 2's heart rate is more than an hour before its newest reading.
+        (await queries.LatestAsync(ReadingKind.Biosensor, [1], visible, Ct)).ShouldBe([heartAt3, heartWithinTheHour]);
         (await queries.LatestAsync(ReadingKind.Biosensor, [1], [ValueField.SkinTemperature], Ct)).ShouldBe([skinAt2]);
-        (await queries.LatestAsync(ReadingKind.Biosensor, [1], null, Ct)).ShouldBe([pressureAt4, pressureOnlyChannel]);
+        (await queries.LatestAsync(ReadingKind.Biosensor, [1], null, Ct)).ShouldBe([pressureAt4, pressureOnlyChannel, pressureTwoHoursLater, pressureFiftyMinutesLater]);
+
+        // Downsampled with fields, a reading that carries none of them leaves no trace: not in a bucket's count, and a
+        // bucket of only such readings is absent (without fields, every reading counts).
+        var asked = await queries.DownsampleAsync(ReadingKind.Biosensor, all, At(0), At(60), TimeSpan.FromMinutes(1), visible, Ct);
+        asked.Select(b => (b.Channel, b.Count)).ShouldBe([(0, 3L)]);
+        var every = await queries.DownsampleAsync(ReadingKind.Biosensor, all, At(0), At(60), TimeSpan.FromMinutes(1), null, Ct);
+        every.Select(b => (b.Channel, b.Count)).ShouldBe([(0, 5L), (1, 1L)]);
     }
 
     // ---------------------------------------------------------------- downsampling
