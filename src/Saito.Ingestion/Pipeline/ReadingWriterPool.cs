@@ -4,6 +4,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Polly;
+using Saito.Mqtt.Broker;
 using Saito.Storage;
 using Saito.Readings;
 
@@ -44,8 +45,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly int _share; // readings after which a batch closes while another writer is free
     private int _committingWriters;
     private readonly SemaphoreSlim _gather = new(1, 1);
-    private long _queueFullLoggedAt; // Environment.TickCount64 of the last "queue full" warning
-    private long _queueWaitsAtLog; // QueueWaitsTotal when it was logged
+    private readonly ReportThrottle _queueFullReports = new(QueueFullLogInterval);
 
     public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
         IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger,
@@ -119,20 +119,10 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private void QueueFull()
     {
         long total = _metrics.QueueWaited();
-        long now = Environment.TickCount64;
-        long last = Interlocked.Read(ref _queueFullLoggedAt);
-        if (total != 1 && now - last < (long)QueueFullLogInterval.TotalMilliseconds)
+        if (_queueFullReports.Due(total) is > 0 and var since)
         {
-            return;
+            LogQueueFull(_gate.Capacity, since, total);
         }
-
-        if (Interlocked.CompareExchange(ref _queueFullLoggedAt, now, last) != last)
-        {
-            return; // another publisher is logging it
-        }
-
-        long since = total - Interlocked.Exchange(ref _queueWaitsAtLog, total);
-        LogQueueFull(_gate.Capacity, Math.Max(1, since), total);
     }
 
     public override async Task StopAsync(CancellationToken cancellationToken)

@@ -41,10 +41,9 @@ public sealed partial class MqttBroker : BackgroundService
     private int _pendingConnections;
     private long _admissionsRefused;
 
-    // Retained messages not kept for a limit: in all, at the last report, and when that was (TickCount64; 0 = never).
+    // Retained messages not kept for a limit, in all, and when to log them.
     private long _retainedNotKept;
-    private long _retainedNotKeptAtLastLog;
-    private long _retainedNotKeptLoggedAt;
+    private readonly ReportThrottle _retainedNotKeptReports = new(DropLogInterval);
     private readonly ILogger<MqttBroker> _logger;
     private readonly CancellationTokenSource _stopping = new();
     private int _connectedCount;
@@ -619,15 +618,11 @@ public sealed partial class MqttBroker : BackgroundService
     private void ReportRetainedNotKept(string limit, string topic)
     {
         long total = Interlocked.Increment(ref _retainedNotKept);
-        long now = Environment.TickCount64;
-        long last = Interlocked.Read(ref _retainedNotKeptLoggedAt);
-        if ((last != 0 && now - last < (long)DropLogInterval.TotalMilliseconds) ||
-            Interlocked.CompareExchange(ref _retainedNotKeptLoggedAt, now, last) != last)
+        if (_retainedNotKeptReports.Due(total) is not (> 0 and var since))
         {
             return;
         }
 
-        long since = total - Interlocked.Exchange(ref _retainedNotKeptAtLastLog, total);
         LogRetainedNotKept(LogText.Safe(topic), limit, limit == nameof(MqttBrokerOptions.MaxRetainedMessages) ? Options.MaxRetainedMessages : Options.MaxRetainedBytes,
             since, total);
     }

@@ -57,9 +57,8 @@ public abstract partial class ReadingDatabase : IReadingQueries
     private string RangeSql(ReadingKind kind, int intervals, ValueField[]? carrying)
     {
         string columns = string.Join(", ", ReadingColumns(kind).Select(Column));
-        string where = carrying is null ? string.Empty : $"WHERE {CarriesAny("r", kind, carrying)} ";
         return
-            $"SELECT {Top(Parameter("limit"))}{columns} FROM (\n{BothTiers(kind, intervals)}\n) AS r {where}" +
+            $"SELECT {Top(Parameter("limit"))}{columns} FROM (\n{BothTiers(kind, intervals)}\n) AS r{WhereCarriesAny("r", kind, carrying)} " +
             $"ORDER BY {Column("ts")}, {Column("device_id")}, {Column("channel")}{Limit(Parameter("limit"))}{End}";
     }
 
@@ -78,8 +77,8 @@ public abstract partial class ReadingDatabase : IReadingQueries
             yield return RangeSql(kind, many, some);
             yield return LatestSql(kind, many, null);
             yield return LatestSql(kind, many, all);
-            yield return DownsampleSql(kind, many, all, carryingOnly: false);
-            yield return DownsampleSql(kind, many, some, carryingOnly: true);
+            yield return DownsampleSql(kind, many, all, null);
+            yield return DownsampleSql(kind, many, some, some);
         }
     }
 
@@ -174,7 +173,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
             return [];
         }
 
-        return await OnBothTiersAsync(DownsampleSql(kind, wanted.Count, asked, carryingOnly: fields is not null), wanted, command => command.Add(Parameter("bucket"), width), async reader =>
+        return await OnBothTiersAsync(DownsampleSql(kind, wanted.Count, asked, fields is null ? null : asked), wanted, command => command.Add(Parameter("bucket"), width), async reader =>
         {
             var buckets = new List<DownsampleBucket>();
             while (await reader.ReadAsync(cancellationToken))
@@ -205,9 +204,9 @@ public abstract partial class ReadingDatabase : IReadingQueries
 
     /// <summary>
     /// The downsampling statement: parameters <c>bucket</c> (its width in microseconds) and the intervals'. With
-    /// <paramref name="carryingOnly"/>, the readings that carry none of <paramref name="asked"/> are left out before counting.
+    /// <paramref name="carrying"/>, the readings that carry none of those fields are left out before counting.
     /// </summary>
-    private string DownsampleSql(ReadingKind kind, int intervals, ValueField[] asked, bool carryingOnly)
+    private string DownsampleSql(ReadingKind kind, int intervals, ValueField[] asked, ValueField[]? carrying)
     {
         var valueColumns = ReadingTables.ValueColumns(kind);
         var askedColumns = asked.Select(field => Column(valueColumns[ReadingFields.SlotOf(field)])).ToArray();
@@ -218,7 +217,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
         return
             $"SELECT {deviceId}, {channel}, {bucketColumn}, {CountAll}{aggregates} FROM (\n" +
             $"SELECT {deviceId}, {channel}, {EpochMicroseconds(Column("ts"))} / {Parameter("bucket")} AS {bucketColumn}, {string.Join(", ", askedColumns)} FROM (\n" +
-            $"{BothTiers(kind, intervals)}\n) AS u{(carryingOnly ? " WHERE " + CarriesAny("u", kind, asked) : string.Empty)}\n) AS r " +
+            $"{BothTiers(kind, intervals)}\n) AS u{WhereCarriesAny("u", kind, carrying)}\n) AS r " +
             $"GROUP BY {deviceId}, {channel}, {bucketColumn} ORDER BY {deviceId}, {channel}, {bucketColumn}{End}";
     }
 
@@ -258,6 +257,10 @@ public abstract partial class ReadingDatabase : IReadingQueries
     /// <summary><see cref="CarriesAny"/> with a leading AND, or nothing when <paramref name="fields"/> is null.</summary>
     private protected string AndCarriesAny(string alias, ReadingKind kind, ValueField[]? fields) =>
         fields is null ? string.Empty : " AND " + CarriesAny(alias, kind, fields);
+
+    /// <summary><see cref="CarriesAny"/> as a WHERE clause, or nothing when <paramref name="fields"/> is null.</summary>
+    private string WhereCarriesAny(string alias, ReadingKind kind, ValueField[]? fields) =>
+        fields is null ? string.Empty : " WHERE " + CarriesAny(alias, kind, fields);
 
     private static IReadOnlyList<string> ReadingColumns(ReadingKind kind) => ["device_id", "channel", "ts", .. ReadingTables.ValueColumns(kind), "received_at"];
 
