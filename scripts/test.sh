@@ -29,7 +29,8 @@ report_dir="$repo_root/benchmarks/Saito.LoadTest/report"
 # --no-install-recommends the fonts Chart.js asks for, Helvetica/Arial, would be missing).
 # sqlite3, git: the README first-run test pastes the printed sqlite3 line and copies the repository with git ls-files.
 # docker-compose: validates the deploy/ compose files (no container engine runs).
-apt_packages=(mosquitto mosquitto-clients libmosquitto-dev gcc make python3-paho-mqtt python3-aiosmtpd openssl postgresql libicu72 chromium fonts-liberation sqlite3 git docker-compose)
+# tzdata: school time zones (the dashboard bench runs its class where it is noon, Etc/GMT±N).
+apt_packages=(mosquitto mosquitto-clients libmosquitto-dev gcc make python3-paho-mqtt python3-aiosmtpd openssl postgresql libicu72 tzdata chromium fonts-liberation sqlite3 git docker-compose)
 # The throwaway PostgreSQL cluster: Debian's binaries, a data directory made afresh on every run.
 pg_bin=/usr/lib/postgresql/15/bin
 pg_root=/var/tmp/saito-test-pg

@@ -50,7 +50,8 @@ public sealed class DatabaseOutageTests
         results.ShouldAllBe(r => r == MqttReasonCode.Success);
         int id = (await saito.Store.LoadDevicesAsync(TestContext.Current.CancellationToken))["wrist-outage"];
         (await saito.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, id, TestContext.Current.CancellationToken)).Count.ShouldBe(6);
-        (await saito.GetHealthAsync()).StatusCode.ShouldBe(HttpStatusCode.OK, "healthy again once writes go through");
+        // Healthy again once writes go through: waited for (health follows the commit a moment later), not read once.
+        await saito.WaitForHealthAsync((status, _) => status == HttpStatusCode.OK);
     }
 
     [Fact]

@@ -202,7 +202,8 @@ public sealed class EmbeddedBrokerTests : IAsyncLifetime
         await blocker.DisposeAsync();
         (await publish.WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken)).ShouldBe(MqttReasonCode.Success);
         (await WaitForDeviceReadingsAsync(ReadingKind.Biosensor, device, 2)).Count.ShouldBe(2);
-        (await Saito.GetHealthAsync()).StatusCode.ShouldBe(HttpStatusCode.OK, "healthy again once a write went through");
+        // Healthy again once writes go through: waited for (health follows the commit a moment later), not read once.
+        await Saito.WaitForHealthAsync((status, _) => status == HttpStatusCode.OK);
     }
 
     private async Task<IReadOnlyList<Reading>> WaitForDeviceReadingsAsync(ReadingKind kind, string serial, int expected)
