@@ -102,6 +102,12 @@ public static class CheckInParser
             error = "the check-in payload is not valid JSON: " + ex.Message;
             return false;
         }
+        catch (InvalidOperationException ex)
+        {
+            // GetString on a property name that is not valid UTF-8 (or an escaped lone surrogate, "\udc00").
+            error = "the check-in payload holds a name that is not valid text: " + ex.Message;
+            return false;
+        }
 
         if (owner is null)
         {

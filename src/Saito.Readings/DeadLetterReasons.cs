@@ -82,6 +82,12 @@ public static class DeadLetterReasons
     /// <summary>A check-in for an owner id the registry does not have (or one no longer active).</summary>
     public const string UnknownOwner = "unknown-owner";
 
+    /// <summary>
+    /// A check-out of an owner with no open check-in that school day before its time: no arrival recorded, already
+    /// checked out at another time, or the arrival is later (readers with different clocks, messages out of order).
+    /// </summary>
+    public const string NotCheckedIn = "not-checked-in";
+
     /// <summary>A check-in arrived while the registry was unavailable (its database migration failed): the message is kept here.</summary>
     public const string RegistryUnavailable = "registry-unavailable";
 
@@ -91,6 +97,6 @@ public static class DeadLetterReasons
         BadTopic, PayloadTooLarge, Empty, MalformedJson, MalformedSenML, WrongType, MissingField, DuplicateField,
         WrongKind, NotFinite, OutOfRange, BadTimestamp, TimestampFuture, TimestampPast, BadChannel, UnknownName,
         UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, BadHello, BadCheckIn, UnknownOwner,
-        RegistryUnavailable,
+        NotCheckedIn, RegistryUnavailable,
     ];
 }

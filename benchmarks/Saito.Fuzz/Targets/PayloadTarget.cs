@@ -11,7 +11,7 @@ namespace Saito.Fuzz.Targets;
 /// format (and, once per input, no content type, so the parser's own format detection runs too). Each input runs
 /// for the three kinds; the saito-json target also reads it as a hello payload. The contract: <c>Parse</c> never
 /// throws and always says something (a reading or a dead letter, with a known reason, counted right);
-/// <c>TryParseHello</c> never throws.
+/// <c>TryParseHello</c> and <c>CheckInParser.TryParse</c> never throw.
 /// </summary>
 internal sealed class PayloadTarget(
     string name, string contentType, bool hello, Func<IReadOnlyList<byte[]>> seeds, IReadOnlyList<byte[]> tokens, Func<Random, byte[]> malformed)
@@ -20,6 +20,8 @@ internal sealed class PayloadTarget(
     private static readonly DateTime ReceivedAt = new(2025, 10, 6, 9, 0, 5, DateTimeKind.Utc);
     private static readonly ReadingKind[] Kinds = [ReadingKind.Biosensor, ReadingKind.Location, ReadingKind.Pressure];
     private static readonly HashSet<string> KnownReasons = [.. DeadLetterReasons.All];
+
+    private static readonly PayloadLimits CheckInLimits = new();
 
     private readonly ReadingParser _parser = new(new IngestionOptions(), TimeProvider.System);
     private readonly List<Reading> _readings = [];
@@ -34,7 +36,7 @@ internal sealed class PayloadTarget(
 
     public override string Name => name;
 
-    public override string Description => $"ReadingParser.Parse with content type {contentType} and none, for each reading kind" + (hello ? "; TryParseHello" : string.Empty);
+    public override string Description => $"ReadingParser.Parse with content type {contentType} and none, for each reading kind" + (hello ? "; TryParseHello; CheckInParser.TryParse" : string.Empty);
 
     public override IReadOnlyList<byte[]> Tokens => tokens;
 
@@ -54,6 +56,7 @@ internal sealed class PayloadTarget(
         if (hello)
         {
             _outcome.Append(_parser.TryParseHello(input, "hub-1", out _, out _) ? " hello" : " no-hello");
+            _outcome.Append(CheckInParser.TryParse(input, ReceivedAt, CheckInLimits, out _, out _) ? " check-in" : " no-check-in");
         }
 
         return _outcome.ToString();

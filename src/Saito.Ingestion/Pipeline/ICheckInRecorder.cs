@@ -13,6 +13,12 @@ public enum CheckInRecording
 
     /// <summary>The registry cannot take check-ins (its database failed to migrate): a <c>registry-unavailable</c> dead letter.</summary>
     Unavailable,
+
+    /// <summary>
+    /// A check-out with no open check-in of that owner that school day before its time (no arrival, already checked
+    /// out at another time, or the arrival is later): a <c>not-checked-in</c> dead letter; nothing changed.
+    /// </summary>
+    NotCheckedIn,
 }
 
 /// <summary>

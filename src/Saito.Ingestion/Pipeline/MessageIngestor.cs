@@ -140,8 +140,9 @@ public sealed partial class MessageIngestor
 
     /// <summary>
     /// A fingerprint reader's check-in: parsed, then recorded by the registry (committed before this returns, so the
-    /// acknowledgement means it is durable). A payload that cannot be read, an owner the registry does not know, or a
-    /// registry that is down becomes a dead letter with the reason; nothing is dropped silently.
+    /// acknowledgement means it is durable). A payload that cannot be read, an owner the registry does not know, a
+    /// check-out with no open check-in, or a registry that is down becomes a dead letter with the reason; nothing is
+    /// dropped silently.
     /// </summary>
     private async Task<IngestResult> CheckInAsync(InboundMessage message, string reader, int readerId, CancellationToken cancellationToken)
     {
@@ -161,6 +162,10 @@ public sealed partial class MessageIngestor
                 case CheckInRecording.UnknownOwner:
                     (reason, detail) = (DeadLetterReasons.UnknownOwner,
                         FormattableString.Invariant($"reader {reader} sent owner {checkIn.OwnerId}, which the registry does not have (or is no longer active): enrol the owner, or check the reader's enrolment"));
+                    break;
+                case CheckInRecording.NotCheckedIn:
+                    (reason, detail) = (DeadLetterReasons.NotCheckedIn,
+                        FormattableString.Invariant($"reader {reader} sent a check-out of owner {checkIn.OwnerId} at {checkIn.At:O}, but the owner has no open check-in that school day before then (no arrival recorded, checked out already, or the arrival is later): nothing changed, the check-out is kept here"));
                     break;
                 default:
                     (reason, detail) = (DeadLetterReasons.RegistryUnavailable,

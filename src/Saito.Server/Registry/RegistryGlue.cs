@@ -31,7 +31,14 @@ internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryM
             ? await checkIns.CheckOutAsync(checkIn.OwnerId, checkIn.At, cancellationToken)
             : await checkIns.CheckInAsync(checkIn.OwnerId, checkIn.At, source, cancellationToken);
         live.RegistryChanged();
-        return result.Outcome == CheckInOutcome.UnknownOwner ? CheckInRecording.UnknownOwner : CheckInRecording.Done;
+        return result.Outcome switch
+        {
+            CheckInOutcome.UnknownOwner => CheckInRecording.UnknownOwner,
+            // The same check-out again (a redelivery after a lost PUBACK, the reader read twice) finds itself recorded.
+            CheckInOutcome.NotCheckedIn when result.CheckIn?.CheckedOutAt == checkIn.At => CheckInRecording.Done,
+            CheckInOutcome.NotCheckedIn => CheckInRecording.NotCheckedIn,
+            _ => CheckInRecording.Done,
+        };
     }
 }
 

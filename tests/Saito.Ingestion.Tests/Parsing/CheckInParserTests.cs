@@ -45,6 +45,18 @@ public sealed class CheckInParserTests
         error.ShouldNotBeNull().ShouldContain(says);
     }
 
+    [Theory]
+    [InlineData(new byte[] { (byte)'{', (byte)'"', (byte)'\\', (byte)'u', (byte)'d', (byte)'c', (byte)'0', (byte)'0', (byte)'"', (byte)':', (byte)'1', (byte)',', (byte)'"', (byte)'o', (byte)'w', (byte)'n', (byte)'e', (byte)'r', (byte)'"', (byte)':', (byte)'1', (byte)'7', (byte)'}' })]
+    [InlineData(new byte[] { (byte)'{', (byte)'"', 0xC3, 0x28, (byte)'"', (byte)':', (byte)'1', (byte)',', (byte)'"', (byte)'o', (byte)'w', (byte)'n', (byte)'e', (byte)'r', (byte)'"', (byte)':', (byte)'1', (byte)'7', (byte)'}' })]
+    public void A_name_that_is_not_valid_text_is_refused_not_thrown(byte[] payload)
+    {
+        // {"\udc00":1,"owner":17} (an escaped lone surrogate) and a name with invalid UTF-8: GetString throws
+        // InvalidOperationException on both, which escaped the parser, so the message was never dead-lettered.
+        CheckInParser.TryParse(payload, Received, Limits, out _, out string? error).ShouldBeFalse();
+
+        error.ShouldNotBeNull().ShouldContain("not valid");
+    }
+
     [Fact]
     public void A_payload_past_the_limit_is_refused_unread()
     {

@@ -140,7 +140,7 @@ public sealed partial class ProtocolDocExamplesTests
 
         if (parsed.Kind == TopicKind.CheckIn)
         {
-            // The registry's answer is stated by the example: known-owners=1,2 (the owners enrolled), registry=down.
+            // The registry's answer is stated by the example: known-owners=1,2 (the owners enrolled), checked-in=none, registry=down.
             if (!CheckInParser.TryParse(payload, receivedAt, options, out var checkIn, out _))
             {
                 return (0, 1, [DeadLetterReasons.BadCheckIn]);
@@ -153,7 +153,15 @@ public sealed partial class ProtocolDocExamplesTests
 
             bool known = !attributes.TryGetValue("known-owners", out string? owners)
                 || owners.Split(',').Contains(checkIn.OwnerId.ToString(CultureInfo.InvariantCulture));
-            return known ? (1, 0, []) : (0, 1, [DeadLetterReasons.UnknownOwner]);
+            if (!known)
+            {
+                return (0, 1, [DeadLetterReasons.UnknownOwner]);
+            }
+
+            // checked-in=17,18 (owners with an open check-in before the message's time) or none.
+            bool open = !attributes.TryGetValue("checked-in", out string? present)
+                || present.Split(',').Contains(checkIn.OwnerId.ToString(CultureInfo.InvariantCulture));
+            return checkIn.CheckOut && !open ? (0, 1, [DeadLetterReasons.NotCheckedIn]) : (1, 0, []);
         }
 
         var parser = new ReadingParser(options, TimeProvider.System);

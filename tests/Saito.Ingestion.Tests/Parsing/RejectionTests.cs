@@ -157,6 +157,7 @@ public sealed class RejectionTests
         covered.Add(DeadLetterReasons.BadHello); // HelloParsingTests
         covered.Add(DeadLetterReasons.BadCheckIn); // CheckInParserTests
         covered.Add(DeadLetterReasons.UnknownOwner); // Saito.Registry.Tests: DeviceAndCheckInTests
+        covered.Add(DeadLetterReasons.NotCheckedIn); // Saito.Registry.Tests: DeviceAndCheckInTests
         covered.Add(DeadLetterReasons.RegistryUnavailable); // the registry's own outage; documented in docs/protocol.md
 
         DeadLetterReasons.All.Except(covered).ShouldBeEmpty();

@@ -118,6 +118,46 @@ public sealed class DeviceAndCheckInTests(PostgresServer postgres) : IClassFixtu
         (await db.Devices.Where(d => d.Serial.StartsWith("fp-")).Select(d => d.Serial).OrderBy(s => s).ToListAsync(Ct)).ShouldBe(["fp-1", "fp-2"]);
     }
 
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task A_check_out_without_an_open_check_in_is_a_dead_letter_and_the_same_check_out_again_is_not(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres);
+        using var admin = await server.AsAsync("admin");
+        int ana = await CreateStudentAsync(admin, "Ana");
+        int ben = await CreateStudentAsync(admin, "Ben");
+        var now = DateTimeOffset.UtcNow;
+        string At(int seconds) => now.AddSeconds(seconds).ToString("O", System.Globalization.CultureInfo.InvariantCulture);
+        var endpoint = Endpoint(server);
+
+        // Ana: a check-out with no arrival that day. Ben: a check-out timed before his arrival, and the right one (in
+        // either order one of them is refused), then the right one again (a redelivery after a lost PUBACK). Each
+        // publish waits for its acknowledgements, so Ben's arrival is recorded before his check-outs come.
+        await ExternalClients.Mosquitto311.PublishAsync(endpoint,
+        [
+            OutgoingMessage.Text("saito/hub-1/fp-1/checkin", $$"""{"owner":{{ana}},"ts":"{{At(-30)}}","action":"out"}"""),
+            OutgoingMessage.Text("saito/hub-1/fp-1/checkin", $$"""{"owner":{{ben}},"ts":"{{At(-20)}}"}"""),
+        ], new ClientOptions { QoS = 1 }, Ct);
+        await ExternalClients.Mosquitto311.PublishAsync(endpoint,
+        [
+            OutgoingMessage.Text("saito/hub-1/fp-1/checkin", $$"""{"owner":{{ben}},"ts":"{{At(-25)}}","action":"out"}"""),
+            OutgoingMessage.Text("saito/hub-1/fp-1/checkin", $$"""{"owner":{{ben}},"ts":"{{At(-10)}}","action":"out"}"""),
+        ], new ClientOptions { QoS = 1 }, Ct);
+        await ExternalClients.Mosquitto311.PublishAsync(endpoint,
+            OutgoingMessage.Text("saito/hub-1/fp-1/checkin", $$"""{"owner":{{ben}},"ts":"{{At(-10)}}","action":"out"}"""), new ClientOptions { QoS = 1 }, Ct);
+
+        // Acknowledged once committed: the dead letters and Ben's check-out are in the database now.
+        var letters = await server.Services.GetRequiredService<IReadingStore>().ReadDeadLettersAsync(10, Ct);
+        letters.Select(l => l.Reason).ShouldBe([DeadLetterReasons.NotCheckedIn, DeadLetterReasons.NotCheckedIn]);
+        letters.ShouldContain(l => l.Detail.Contains($"check-out of owner {ana} at", StringComparison.Ordinal) && l.Detail.Contains("reader fp-1", StringComparison.Ordinal));
+        letters.ShouldContain(l => l.Detail.Contains($"check-out of owner {ben} at", StringComparison.Ordinal));
+        await using var db = server.Database.Open();
+        var bens = await db.CheckIns.SingleAsync(c => c.OwnerId == ben, Ct);
+        bens.CheckedOutAt.ShouldNotBeNull().ShouldBe(now.AddSeconds(-10), TimeSpan.FromMilliseconds(1));
+        (await db.CheckIns.AnyAsync(c => c.OwnerId == ana, Ct)).ShouldBeFalse();
+    }
+
     private static BrokerEndpoint Endpoint(ApiServer server) => new("saito", "127.0.0.1", server.MqttPort, null, null, null);
 
     private static async Task<int> CreateStudentAsync(HttpClient admin, string name)
