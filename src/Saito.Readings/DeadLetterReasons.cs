@@ -73,6 +73,12 @@ public static class DeadLetterReasons
     /// </summary>
     public const string TooManyNewDevices = "too-many-new-devices";
 
+    /// <summary>
+    /// A reading whose key (device, channel, time) is stored already with a different value for one of its fields: the
+    /// stored value is kept, and the reading is kept here (as Saito JSON). Values the stored reading lacked are added to it.
+    /// </summary>
+    public const string ConflictingReading = "conflicting-reading";
+
     /// <summary>A hello payload that cannot be read.</summary>
     public const string BadHello = "bad-hello";
 
@@ -96,7 +102,7 @@ public static class DeadLetterReasons
     [
         BadTopic, PayloadTooLarge, Empty, MalformedJson, MalformedSenML, WrongType, MissingField, DuplicateField,
         WrongKind, NotFinite, OutOfRange, BadTimestamp, TimestampFuture, TimestampPast, BadChannel, UnknownName,
-        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, BadHello, BadCheckIn, UnknownOwner,
+        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, ConflictingReading, BadHello, BadCheckIn, UnknownOwner,
         NotCheckedIn, RegistryUnavailable,
     ];
 }

@@ -7,7 +7,8 @@ namespace Saito.Storage;
 /// The write loop of the databases that take many writers at once (PostgreSQL, SQL Server): a batch is one transaction
 /// on its own pooled connection; each kind's readings go through the database's bulk path behind a savepoint (the fast
 /// path, nothing between the rows and the table); when that copy meets a reading already stored, the transaction rolls
-/// back to the savepoint and that kind takes the database's staging path, which skips and counts the duplicates. Dead
+/// back to the savepoint and that kind takes the database's staging path, which skips and counts the duplicates and then
+/// adds the values a stored row lacked or dead-letters a conflicting one (<see cref="DuplicateReadings"/>). Dead
 /// letters go in the same transaction. A database supplies only the steps: <see cref="CopyReadingsAsync"/>,
 /// <see cref="StageReadingsAsync"/> and <see cref="CopyDeadLettersAsync"/>.
 /// </summary>
@@ -38,6 +39,8 @@ public abstract class BulkCopyReadingDatabase : ReadingDatabase
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
         long sent = 0;
         long inserted = 0;
+        long conflicted = 0;
+        List<DeadLetter>? conflicts = null;
         foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
@@ -56,19 +59,125 @@ public abstract class BulkCopyReadingDatabase : ReadingDatabase
             {
                 await transaction.RollbackAsync(Savepoint, cancellationToken);
                 inserted += await StageReadingsAsync(connection, transaction, kind, readings, cancellationToken);
+                var (added, conflictsOnly) = await ReconcileAsync(connection, transaction, kind, readings, conflicts ??= [], cancellationToken);
+                inserted += added;
+                conflicted += conflictsOnly;
             }
 
             sent += readings.Count;
         }
 
-        if (batch.DeadLetters.Count > 0)
+        // The batch's own list is left as it is: a batch that fails is written again, and would add them twice.
+        var deadLetters = conflicts is not { Count: > 0 } ? batch.DeadLetters : [.. batch.DeadLetters, .. conflicts];
+        if (deadLetters.Count > 0)
         {
-            await CopyDeadLettersAsync(connection, transaction, batch.DeadLetters, cancellationToken);
+            await CopyDeadLettersAsync(connection, transaction, deadLetters, cancellationToken);
         }
 
         await transaction.CommitAsync(cancellationToken);
-        return new BatchWriteResult(inserted, sent - inserted, batch.DeadLetters.Count);
+        return new BatchWriteResult(inserted, sent - inserted - conflicted, deadLetters.Count);
     }
+
+    /// <summary>
+    /// After the staging path: the readings whose key was stored already (before this batch, or by another reading of
+    /// it) against the stored rows (<see cref="DuplicateReadings"/>): values a row lacks are added to it, a value that
+    /// differs is a dead letter in <paramref name="conflicts"/>. Returns the readings that added values, and those
+    /// that only conflicted. One query for the stored rows of the staged keys, one update per row that gained values.
+    /// </summary>
+    private async Task<(long Added, long ConflictsOnly)> ReconcileAsync(DbConnection connection, DbTransaction transaction, ReadingKind kind,
+        IReadOnlyList<Reading> readings, List<DeadLetter> conflicts, CancellationToken cancellationToken)
+    {
+        int valueCount = ReadingTables.ValueColumns(kind).Count;
+        var stored = new Dictionary<(int Device, int Channel, long Micros), double?[]>();
+        await using (var select = connection.CreateCommand())
+        {
+            select.Transaction = transaction;
+            select.CommandText = StoredRowsOfStageSql(kind);
+            await using var reader = await select.ExecuteReaderAsync(cancellationToken);
+            while (await reader.ReadAsync(cancellationToken))
+            {
+                var values = new double?[valueCount];
+                for (int i = 0; i < valueCount; i++)
+                {
+                    values[i] = await reader.IsDBNullAsync(3 + i, cancellationToken) ? null : reader.GetDouble(3 + i);
+                }
+
+                var ts = await reader.GetFieldValueAsync<DateTime>(2, cancellationToken);
+                stored[(reader.GetInt32(0), reader.GetInt32(1), ReadingTime.ToUnixMicroseconds(DateTime.SpecifyKind(ts, DateTimeKind.Utc)))] = values;
+            }
+        }
+
+        long added = 0;
+        long conflictsOnly = 0;
+        var changed = new HashSet<(int Device, int Channel, long Micros)>();
+        foreach (var reading in readings)
+        {
+            var key = (reading.DeviceId, reading.Channel, ReadingTime.ToUnixMicroseconds(reading.Timestamp));
+            if (!stored.TryGetValue(key, out var values))
+            {
+                // Not found by its natural key: a GUID table whose row has this id under another key; nothing is written over it.
+                continue;
+            }
+
+            var outcome = DuplicateReadings.Compare(reading, values, out var conflict);
+            if ((outcome & DuplicateOutcome.Added) != 0)
+            {
+                added++;
+                changed.Add(key);
+            }
+            else if (conflict is not null)
+            {
+                conflictsOnly++;
+            }
+
+            if (conflict is not null)
+            {
+                conflicts.Add(conflict);
+            }
+        }
+
+        foreach (var key in changed)
+        {
+            await using var update = connection.CreateCommand();
+            update.Transaction = transaction;
+            update.CommandText = UpdateValuesSql(kind);
+            AddParameter(update, "d", key.Device);
+            AddParameter(update, "c", key.Channel);
+            update.Parameters.Add(TimeParameter(update, "ts", ReadingTime.FromUnixMicroseconds(key.Micros)));
+            var values = stored[key];
+            for (int i = 0; i < valueCount; i++)
+            {
+                AddParameter(update, "v" + i.ToString(System.Globalization.CultureInfo.InvariantCulture), values[i] is { } v ? v : DBNull.Value);
+            }
+
+            await update.ExecuteNonQueryAsync(cancellationToken);
+        }
+
+        return (added, conflictsOnly);
+    }
+
+    private static void AddParameter(DbCommand command, string name, object value)
+    {
+        var parameter = command.CreateParameter();
+        parameter.ParameterName = name;
+        parameter.Value = value;
+        command.Parameters.Add(parameter);
+    }
+
+    /// <summary>
+    /// The stored rows (device_id, channel, ts, then the value columns) of the hot table whose natural key is one the
+    /// staging path just staged; the stage is still there (the same transaction).
+    /// </summary>
+    private protected abstract string StoredRowsOfStageSql(ReadingKind kind);
+
+    /// <summary>
+    /// <c>UPDATE</c> of the hot table's value columns (<c>@v0</c>, <c>@v1</c>, ...) of the row with natural key <c>@d</c>,
+    /// <c>@c</c>, <c>@ts</c>.
+    /// </summary>
+    private protected abstract string UpdateValuesSql(ReadingKind kind);
+
+    /// <summary>A UTC time parameter of the database's timestamp type (timestamptz, datetime2).</summary>
+    private protected abstract DbParameter TimeParameter(DbCommand command, string name, DateTime utc);
 
     /// <summary>
     /// The fast path: one bulk copy of the kind's readings straight into its hot table. Returns the rows stored, or null

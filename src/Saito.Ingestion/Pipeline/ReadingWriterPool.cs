@@ -335,6 +335,12 @@ public sealed partial class ReadingWriterPool : BackgroundService
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
             _health.MarkSucceeded(_time.GetUtcNow());
             _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), Stopwatch.GetElapsedTime(started).TotalSeconds);
+            if (result.DeadLetters > batch.DeadLetters.Count)
+            {
+                // The store's own dead letters: readings whose key was stored with another value (conflicting-reading).
+                _metrics.DeadLettered(DeadLetterReasons.ConflictingReading, IngestionMetrics.UnknownKindIndex, result.DeadLetters - batch.DeadLetters.Count);
+            }
+
             NotifyCommitted(batch);
 
             // The writer goes back to the queue at once; one work item releases the batch's acknowledgements.

@@ -333,6 +333,20 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
         return await ExecuteAsync(connection, target.InsertFromStageSql, cancellationToken);
     }
 
+    private protected override string StoredRowsOfStageSql(ReadingKind kind)
+    {
+        string table = _targets[(int)kind].Table;
+        return $"SELECT device_id, channel, ts, {string.Join(", ", ReadingTables.ValueColumns(kind))} FROM {table} " +
+               $"WHERE (device_id, channel, ts) IN (SELECT device_id, channel, ts FROM {CopyTarget.StageName(table)})";
+    }
+
+    private protected override string UpdateValuesSql(ReadingKind kind) =>
+        $"UPDATE {_targets[(int)kind].Table} SET {string.Join(", ", ReadingTables.ValueColumns(kind).Select((c, i) => $"{c} = @v{i}"))} " +
+        "WHERE device_id = @d AND channel = @c AND ts = @ts";
+
+    private protected override DbParameter TimeParameter(DbCommand command, string name, DateTime utc) =>
+        new NpgsqlParameter<DateTime>(name, NpgsqlDbType.TimestampTz) { TypedValue = utc };
+
     private async Task<long> CopyReadingsAsync(
         NpgsqlConnection connection, string copySql, CopyTarget target, IReadOnlyList<Reading> readings, ReadingOrder order, CancellationToken cancellationToken)
     {
@@ -483,7 +497,7 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
             ValueCount = valueCount;
             ValuesNullable = valuesNullable;
             string list = string.Join(", ", columns);
-            string stage = "saito_stage_" + table;
+            string stage = StageName(table);
             CopySql = $"COPY {table} ({list}) FROM STDIN (FORMAT BINARY)";
             CreateStageSql = $"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS";
             StageCopySql = $"COPY {stage} ({list}) FROM STDIN (FORMAT BINARY)";
@@ -492,6 +506,9 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
 
         public string Table { get; }
         public bool HasId { get; }
+
+        /// <summary>The session's temporary twin of <paramref name="table"/> (the staging path).</summary>
+        public static string StageName(string table) => "saito_stage_" + table;
         public int ValueCount { get; }
         public bool ValuesNullable { get; }
         public string CopySql { get; }

@@ -113,6 +113,15 @@ public sealed partial class SqlServerReadingStore
         return Convert.ToInt64(await ScalarAsync(connection, SqlServerSchema.InsertFromStage(table, columns), cancellationToken, transaction), CultureInfo.InvariantCulture);
     }
 
+    private protected override string StoredRowsOfStageSql(ReadingKind kind) =>
+        SqlServerSchema.StoredRowsOfStage(ReadingTables.TableName(kind, KeyStrategy, StorageTier.Hot), ReadingTables.ValueColumns(kind));
+
+    private protected override string UpdateValuesSql(ReadingKind kind) =>
+        SqlServerSchema.UpdateValues(ReadingTables.TableName(kind, KeyStrategy, StorageTier.Hot), ReadingTables.ValueColumns(kind));
+
+    private protected override DbParameter TimeParameter(DbCommand command, string name, DateTime utc) =>
+        new SqlParameter(name, System.Data.SqlDbType.DateTime2) { Value = utc };
+
     private protected override async Task CopyDeadLettersAsync(
         DbConnection connection, DbTransaction transaction, List<DeadLetter> deadLetters, CancellationToken cancellationToken)
     {

@@ -298,7 +298,8 @@ internal sealed class SqlServerSchema
 
     /// <summary>
     /// Moves the stage into the reading table and answers how many rows it stored: the rows whose key is already
-    /// there, or twice in the stage, are dropped by IGNORE_DUP_KEY and not counted in @@ROWCOUNT.
+    /// there, or twice in the stage, are dropped by IGNORE_DUP_KEY and not counted in @@ROWCOUNT. The stage stays for
+    /// <see cref="StoredRowsOfStage"/> (the next <see cref="CreateStage"/> drops it, and it ends with the session).
     /// </summary>
     public static string InsertFromStage(string table, IReadOnlyList<string> columns) =>
         $"""
@@ -306,9 +307,21 @@ internal sealed class SqlServerSchema
         INSERT INTO {SqlServerSql.Table(table)} ({ColumnList(columns)})
             SELECT {ColumnList(columns)} FROM {StageTable};
         SET @inserted = @@ROWCOUNT;
-        DROP TABLE {StageTable};
         SELECT @inserted;
         """;
+
+    /// <summary>The stored rows (device_id, channel, ts, the values) of the reading table whose natural key is in the stage.</summary>
+    public static string StoredRowsOfStage(string table, IReadOnlyList<string> valueColumns) =>
+        $"""
+        SELECT t.[device_id], t.[channel], t.[ts], {string.Join(", ", valueColumns.Select(c => "t." + SqlServerSql.Quote(c)))}
+        FROM {SqlServerSql.Table(table)} AS t
+        WHERE EXISTS (SELECT 1 FROM {StageTable} AS s WHERE s.[device_id] = t.[device_id] AND s.[channel] = t.[channel] AND s.[ts] = t.[ts]);
+        """;
+
+    /// <summary>The value columns (<c>@v0</c>, <c>@v1</c>, ...) of the row with natural key <c>@d</c>, <c>@c</c>, <c>@ts</c>.</summary>
+    public static string UpdateValues(string table, IReadOnlyList<string> valueColumns) =>
+        $"UPDATE {SqlServerSql.Table(table)} SET {string.Join(", ", valueColumns.Select((c, i) => $"{SqlServerSql.Quote(c)} = @v{i}"))} " +
+        "WHERE [device_id] = @d AND [channel] = @c AND [ts] = @ts;";
 
     private static string ColumnList(IReadOnlyList<string> columns) => string.Join(", ", columns.Select(SqlServerSql.Quote));
 

@@ -8,7 +8,8 @@ namespace Saito.Storage.Sqlite;
 
 /// <summary>
 /// The one connection that writes to the hot file, with its prepared statements: an <c>INSERT OR IGNORE</c> per
-/// reading kind, the dead-letter insert and the registry upsert. Parameters are created once; a row only sets
+/// reading kind (and, for a key already stored, the select and update of <see cref="DuplicateReadings"/>), the
+/// dead-letter insert and the registry upsert. Parameters are created once; a row only sets
 /// their values. Not thread-safe: <see cref="SqliteReadingStore"/> lets one caller at a time use it.
 /// </summary>
 internal sealed class SqliteWriter : IDisposable
@@ -83,6 +84,8 @@ internal sealed class SqliteWriter : IDisposable
         using var transaction = _connection.BeginTransaction(deferred: false);
         long sent = 0;
         long inserted = 0;
+        long conflicted = 0;
+        List<DeadLetter>? conflicts = null;
         foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
@@ -101,17 +104,39 @@ internal sealed class SqliteWriter : IDisposable
                 }
 
                 int index = order.IndexAt(position);
-                inserted += insert.Execute(readings[index], order.Ids[index]);
+                if (insert.Execute(readings[index], order.Ids[index]) == 1)
+                {
+                    inserted++;
+                    continue;
+                }
+
+                // Its key is stored already: the same reading again, or values to add, or a conflict (DuplicateReadings).
+                var outcome = insert.Reconcile(readings[index], out var conflict);
+                if ((outcome & DuplicateOutcome.Added) != 0)
+                {
+                    inserted++;
+                }
+                else if (conflict is not null)
+                {
+                    conflicted++;
+                }
+
+                if (conflict is not null)
+                {
+                    (conflicts ??= []).Add(conflict);
+                }
             }
 
             sent += readings.Count;
         }
 
-        var deadLetters = batch.DeadLetters;
-        if (deadLetters.Count > 0)
+        int deadLetterCount = batch.DeadLetters.Count + (conflicts?.Count ?? 0);
+        if (deadLetterCount > 0)
         {
             _deadLetter.Transaction = transaction;
             var p = _deadLetterParameters;
+            // The batch's own list is left as it is: a batch that fails is written again, and would add them twice.
+            var deadLetters = conflicts is null ? batch.DeadLetters : [.. batch.DeadLetters, .. conflicts];
             for (int i = 0; i < deadLetters.Count; i++)
             {
                 var letter = deadLetters[i];
@@ -128,7 +153,7 @@ internal sealed class SqliteWriter : IDisposable
 
         cancellationToken.ThrowIfCancellationRequested();
         transaction.Commit();
-        return new BatchWriteResult(inserted, sent - inserted, deadLetters.Count);
+        return new BatchWriteResult(inserted, sent - inserted - conflicted, deadLetterCount);
     }
 
     /// <summary>The devices' ids, registering those that are new, in one transaction (all or nothing).</summary>
@@ -200,6 +225,10 @@ internal sealed class SqliteWriter : IDisposable
         // SQLite copies a bound blob (SQLITE_TRANSIENT), so one buffer serves every row.
         private readonly byte[] _idBytes = new byte[16];
 
+        // The duplicate path (a key already stored): the stored row's values by its natural key, and their update.
+        private readonly sqlite3_stmt _select;
+        private readonly sqlite3_stmt _update;
+
         public ReadingInsert(SqliteConnection connection, ReadingKind kind, KeyStrategy keys)
         {
             Keys = keys;
@@ -213,6 +242,12 @@ internal sealed class SqliteWriter : IDisposable
                 $"VALUES ({string.Join(", ", columns.Select(_ => "?"))})";
             int rc = raw.sqlite3_prepare_v2(_db, sql, out _statement);
             SqliteException.ThrowExceptionForRC(rc, _db);
+            string table = ReadingTables.TableName(kind, keys, StorageTier.Hot);
+            var values = ReadingTables.ValueColumns(kind);
+            const string key = "device_id = ? AND channel = ? AND ts = ?";
+            SqliteException.ThrowExceptionForRC(raw.sqlite3_prepare_v2(_db, $"SELECT {string.Join(", ", values)} FROM {table} WHERE {key}", out _select), _db);
+            SqliteException.ThrowExceptionForRC(
+                raw.sqlite3_prepare_v2(_db, $"UPDATE {table} SET {string.Join(", ", values.Select(v => v + " = ?"))} WHERE {key}", out _update), _db);
         }
 
         public KeyStrategy Keys { get; }
@@ -263,7 +298,81 @@ internal sealed class SqliteWriter : IDisposable
             return raw.sqlite3_changes(_db);
         }
 
-        public void Dispose() => _statement.Dispose();
+        /// <summary>
+        /// A reading whose key <see cref="Execute"/> found stored: compared with the stored row, whose missing values it
+        /// adds (<see cref="DuplicateReadings"/>); <paramref name="conflict"/> is the dead letter of a value that differs.
+        /// </summary>
+        public DuplicateOutcome Reconcile(in Reading reading, out DeadLetter? conflict)
+        {
+            var stored = new double?[_valueCount];
+            BindKey(_select, 1, reading);
+            int rc = raw.sqlite3_step(_select);
+            try
+            {
+                if (rc != raw.SQLITE_ROW)
+                {
+                    Step(rc, raw.SQLITE_DONE);
+                    // The row that refused the insert is not found by its natural key: a GUID table whose row has this id
+                    // under another key. Nothing is written over it.
+                    conflict = null;
+                    return DuplicateOutcome.Same;
+                }
+
+                for (int i = 0; i < _valueCount; i++)
+                {
+                    stored[i] = raw.sqlite3_column_type(_select, i) == raw.SQLITE_NULL ? null : raw.sqlite3_column_double(_select, i);
+                }
+            }
+            finally
+            {
+                raw.sqlite3_reset(_select);
+            }
+
+            var outcome = DuplicateReadings.Compare(reading, stored, out conflict);
+            if ((outcome & DuplicateOutcome.Added) != 0)
+            {
+                for (int i = 0; i < _valueCount; i++)
+                {
+                    Bind(stored[i] is { } value ? raw.sqlite3_bind_double(_update, i + 1, value) : raw.sqlite3_bind_null(_update, i + 1));
+                }
+
+                BindKey(_update, _valueCount + 1, reading);
+                rc = raw.sqlite3_step(_update);
+                try
+                {
+                    Step(rc, raw.SQLITE_DONE);
+                }
+                finally
+                {
+                    raw.sqlite3_reset(_update);
+                }
+            }
+
+            return outcome;
+        }
+
+        private int BindKey(sqlite3_stmt statement, int column, in Reading reading)
+        {
+            Bind(raw.sqlite3_bind_int64(statement, column++, reading.DeviceId));
+            Bind(raw.sqlite3_bind_int64(statement, column++, reading.Channel));
+            Bind(raw.sqlite3_bind_int64(statement, column++, ReadingTime.ToUnixMicroseconds(reading.Timestamp)));
+            return column;
+        }
+
+        private void Step(int rc, int expected)
+        {
+            if (rc != expected)
+            {
+                throw new SqliteException(raw.sqlite3_errmsg(_db).utf8_to_string(), rc, raw.sqlite3_extended_errcode(_db));
+            }
+        }
+
+        public void Dispose()
+        {
+            _statement.Dispose();
+            _select.Dispose();
+            _update.Dispose();
+        }
 
         private void Bind(int rc)
         {

@@ -174,7 +174,27 @@ public sealed partial class ProtocolDocExamplesTests
         var deadLetters = new List<DeadLetter>();
         var context = new ReadingParseContext(kind, 1, topic, "docs", receivedAt, contentType);
         var result = parser.Parse(context, payload, readings, deadLetters);
-        return (result.Accepted, result.Rejected, deadLetters.ConvertAll(d => d.Reason));
+        var reasons = deadLetters.ConvertAll(d => d.Reason);
+        if (!attributes.TryGetValue("stored", out string? stored))
+        {
+            return (result.Accepted, result.Rejected, reasons);
+        }
+
+        // stored=hr:72 (a reading of the same key is stored with these values): a reading with another value for one
+        // of them is a conflicting-reading dead letter where it is written (tests: ReadingStoreContractTests).
+        int conflicting = readings.Count(r => stored.Split(',').Any(pair =>
+        {
+            string[] parts = pair.Split(':');
+            double? value = parts[0] switch
+            {
+                "hr" => r.HeartRate, "sys" => r.Systolic, "dia" => r.Diastolic, "temp" => r.SkinTemperature,
+                "x" => r.X, "y" => r.Y, "z" => r.Z, "kpa" => r.Kpa,
+                _ => throw new InvalidOperationException($"stored={stored}: unknown field {parts[0]}"),
+            };
+            return value is { } v && v != double.Parse(parts[1], CultureInfo.InvariantCulture);
+        }));
+        reasons.AddRange(Enumerable.Repeat(DeadLetterReasons.ConflictingReading, conflicting));
+        return (result.Accepted - conflicting, result.Rejected + conflicting, reasons);
     }
 
     private static (string Topic, string Payload, string? ContentType) Extract(DocExample example)

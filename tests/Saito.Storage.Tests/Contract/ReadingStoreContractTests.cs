@@ -229,18 +229,60 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
 
     [Theory]
     [MemberData(nameof(EveryKeyStrategy))]
-    public async Task A_reading_with_the_key_of_a_stored_one_is_a_duplicate_and_the_first_values_stay(KeyStrategy keys)
+    public async Task A_reading_with_the_key_of_a_stored_one_and_another_value_is_a_dead_letter_and_the_first_values_stay(KeyStrategy keys)
     {
         var store = await NewStoreAsync(keys);
         var stored = Reading.Pressure(3, 1, TestReadings.Start, TestReadings.Start, 101.3);
         var sameKey = Reading.Pressure(3, 1, TestReadings.Start, TestReadings.Start.AddSeconds(5), 99.9);
+        var beside = Reading.Pressure(3, 1, TestReadings.Start.AddSeconds(1), TestReadings.Start.AddSeconds(5), 99.9);
         await store.WriteAsync(TestReadings.Batch([stored]), Ct);
 
-        var result = await store.WriteAsync(TestReadings.Batch([sameKey]), Ct);
+        var result = await store.WriteAsync(TestReadings.Batch([sameKey, beside]), Ct);
 
-        result.Inserted.ShouldBe(0);
-        ShouldCountDuplicates(result, 1);
-        (await store.ReadAsync(ReadingKind.Pressure, StorageTier.Hot, 3, Ct)).ShouldBe([stored]);
+        result.Inserted.ShouldBe(1);
+        ShouldCountDuplicates(result, 0);
+        result.DeadLetters.ShouldBe(1);
+        (await store.ReadAsync(ReadingKind.Pressure, StorageTier.Hot, 3, Ct)).ShouldBe([stored, beside]);
+        var letter = (await store.ReadDeadLettersAsync(10, Ct)).ShouldHaveSingleItem();
+        letter.Reason.ShouldBe(DeadLetterReasons.ConflictingReading);
+        letter.Detail.ShouldContain("kpa 99.9 differs from the stored 101.3");
+        letter.Topic.ShouldBe("pressure reading of device 3");
+        letter.Payload.ShouldBe($$"""{"ts":"{{TestReadings.Start:yyyy-MM-dd'T'HH:mm:ss.ffffff'Z'}}","ch":1,"kpa":99.9}""");
+    }
+
+    [Theory]
+    [MemberData(nameof(EveryKeyStrategy))]
+    public async Task Readings_of_one_key_with_different_fields_make_one_row_in_one_batch_or_in_two(KeyStrategy keys)
+    {
+        var store = await NewStoreAsync(keys);
+        var at = TestReadings.Start;
+        var heartRate = Reading.Biosensor(7, 0, at, at, 72, null, null, null);
+        var pressure = Reading.Biosensor(7, 0, at, at.AddSeconds(1), null, 118, 76, null);
+        var temperature = Reading.Biosensor(7, 0, at.AddSeconds(1), at.AddSeconds(1), null, null, null, 33.9);
+        var heartRateToo = Reading.Biosensor(7, 0, at.AddSeconds(1), at.AddSeconds(2), 80, null, null, null);
+
+        // The wristband's heart rate, then its blood pressure of the same second in another message (another batch).
+        (await store.WriteAsync(TestReadings.Batch([heartRate]), Ct)).Inserted.ShouldBe(1);
+        var second = await store.WriteAsync(TestReadings.Batch([pressure]), Ct);
+        // Both in one batch: a skin temperature, then the heart rate of the same time.
+        var third = await store.WriteAsync(TestReadings.Batch([temperature, heartRateToo]), Ct);
+        // The merged reading sent again: nothing new.
+        var again = await store.WriteAsync(TestReadings.Batch([pressure, heartRateToo]), Ct);
+
+        second.Inserted.ShouldBe(1);
+        ShouldCountDuplicates(second, 0);
+        third.Inserted.ShouldBe(2);
+        ShouldCountDuplicates(third, 0);
+        again.Inserted.ShouldBe(0);
+        ShouldCountDuplicates(again, 2);
+        (again.DeadLetters + second.DeadLetters + third.DeadLetters).ShouldBe(0);
+        var rows = await store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, 7, Ct);
+        rows.Select(r => (r.Timestamp, r.HeartRate, r.Systolic, r.Diastolic, r.SkinTemperature)).ShouldBe(
+        [
+            (at, 72, 118, 76, null),
+            (at.AddSeconds(1), 80, null, null, 33.9),
+        ]);
+        rows[0].ReceivedAt.ShouldBe(at); // the row is the first reading's, with the values the second added
     }
 
     [Fact]

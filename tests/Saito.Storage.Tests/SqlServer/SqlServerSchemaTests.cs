@@ -238,9 +238,23 @@ public sealed class SqlServerSchemaTests
             INSERT INTO [dbo].[reading_location_guid] ([id], [device_id], [channel], [ts], [x], [y], [z], [received_at])
                 SELECT [id], [device_id], [channel], [ts], [x], [y], [z], [received_at] FROM #saito_stage;
             SET @inserted = @@ROWCOUNT;
-            DROP TABLE #saito_stage;
             SELECT @inserted;
             """);
+    }
+
+    [Fact]
+    public void A_key_stored_already_reads_the_stored_row_through_the_stage_and_updates_its_values_by_natural_key()
+    {
+        var values = ReadingTables.ValueColumns(ReadingKind.Biosensor);
+
+        SqlServerSchema.StoredRowsOfStage("reading_biosensor", values).ShouldBe("""
+            SELECT t.[device_id], t.[channel], t.[ts], t.[heart_rate], t.[systolic], t.[diastolic], t.[skin_temp]
+            FROM [dbo].[reading_biosensor] AS t
+            WHERE EXISTS (SELECT 1 FROM #saito_stage AS s WHERE s.[device_id] = t.[device_id] AND s.[channel] = t.[channel] AND s.[ts] = t.[ts]);
+            """);
+        SqlServerSchema.UpdateValues("reading_biosensor", values).ShouldBe(
+            "UPDATE [dbo].[reading_biosensor] SET [heart_rate] = @v0, [systolic] = @v1, [diastolic] = @v2, [skin_temp] = @v3 " +
+            "WHERE [device_id] = @d AND [channel] = @c AND [ts] = @ts;");
     }
 
     [Fact]

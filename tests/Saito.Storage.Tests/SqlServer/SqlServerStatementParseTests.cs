@@ -91,6 +91,23 @@ public sealed class SqlServerStatementParseTests
         }
     }
 
+    [Theory]
+    [MemberData(nameof(KindsAndKeys))]
+    public void Every_write_path_statement_parses(ReadingKind kind, KeyStrategy keys)
+    {
+        string hot = ReadingTables.TableName(kind, keys, StorageTier.Hot);
+        var columns = ReadingTables.Columns(kind, keys);
+        var values = ReadingTables.ValueColumns(kind);
+        foreach (string sql in new[]
+                 {
+                     SqlServerSchema.CreateStage(hot, columns), SqlServerSchema.InsertFromStage(hot, columns),
+                     SqlServerSchema.StoredRowsOfStage(hot, values), SqlServerSchema.UpdateValues(hot, values),
+                 })
+        {
+            ParseErrors(sql).ShouldBeEmpty(sql);
+        }
+    }
+
     [Fact]
     public void The_parser_finds_a_broken_statement()
     {
