@@ -36,6 +36,14 @@ internal sealed partial class MqttServerConnection
             return await RefuseAsync(ConnectNegotiation.NotAuthenticated(outcome.Result), token);
         }
 
+        // A will is a publish the broker makes for the client later: the same topic limits and ACL as the client's own
+        // publishes, checked now, since the client is not there to be refused when it is sent.
+        if (connect.Will is { } will && WillRefusal(will.Topic, outcome.Identity) is { } willRefusal)
+        {
+            _broker.ReleaseConnectionSlot();
+            return await RefuseAsync(willRefusal, token);
+        }
+
         _outboundInflightLimit = decision.OutboundInflightLimit;
         _clientMaxPacketSize = decision.ClientMaxPacketSize;
         _clientTopicAliasMaximum = decision.ClientTopicAliasMaximum;
@@ -64,5 +72,26 @@ internal sealed partial class MqttServerConnection
         _broker.Metrics.ConnectRefused();
         await SendControlAsync(new ConnAckPacket { ReasonCode = refusal.CodeFor(Version) }, token);
         return false;
+    }
+
+    /// <summary>Why a will to <paramref name="topic"/> is refused (a topic over the limits, or one the client may not publish to); null when it is not.</summary>
+    private ConnectRefusal? WillRefusal(string topic, MqttClientIdentity identity)
+    {
+        var options = _broker.Options;
+        if (!MqttTopic.IsWithinLimits(topic, options.MaxTopicLength, options.MaxTopicLevels))
+        {
+            string limit = topic.Length > options.MaxTopicLength ? nameof(MqttBrokerOptions.MaxTopicLength) : nameof(MqttBrokerOptions.MaxTopicLevels);
+            _broker.Metrics.LimitHit(limit);
+            return new ConnectRefusal(MqttConnectReturnCode.NotAuthorized, MqttReasonCode.TopicNameInvalid, $"will topic over Mqtt:{limit}");
+        }
+
+        if (!_broker.MayPublish(identity, topic))
+        {
+            _broker.Metrics.Denied("will");
+            Log.PublishDenied(_logger, identity.Name, LogId, LogText.Safe(topic));
+            return new ConnectRefusal(MqttConnectReturnCode.NotAuthorized, MqttReasonCode.NotAuthorized, "not authorized for the will's topic");
+        }
+
+        return null;
     }
 }

@@ -185,6 +185,36 @@ public sealed class AccessControlTests : IAsyncLifetime
         Saito.Broker.Metrics.DeniedTotal.ShouldBeGreaterThanOrEqualTo(3);
     }
 
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311)]
+    [InlineData(MqttProtocolVersion.V500)]
+    public async Task A_hub_cannot_leave_a_will_under_another_hub(MqttProtocolVersion version)
+    {
+        string secret = Cli("hubs", "add", "hub-4");
+        var will = new MqttWill { Topic = "saito/hub-9/w/biosensor", Payload = Encoding.UTF8.GetBytes("{\"hr\":70}"), QoS = MqttQoS.AtLeastOnce, Retain = true };
+        await using (var forger = await RawMqttConnection.OpenAsync(Saito.Endpoint, Token))
+        {
+            await forger.SendAsync(new ConnectPacket
+            {
+                ProtocolVersion = version, ClientId = "hub-4-forger-" + version, UserName = "hub-4", Password = Encoding.UTF8.GetBytes(secret), Will = will,
+            });
+            forger.Version = version;
+            // Refused at CONNECT: the will would be published for it later, past the ACL its own publishes meet.
+            (await forger.ExpectAsync<ConnAckPacket>()).ReasonCode.ShouldBe(
+                version == MqttProtocolVersion.V500 ? (byte)MqttReasonCode.NotAuthorized : (byte)MqttConnectReturnCode.NotAuthorized);
+        }
+
+        // A will under its own hub is fine.
+        await using var hub = await RawMqttConnection.OpenAsync(Saito.Endpoint, Token);
+        will.Topic = "saito/hub-4/w/biosensor";
+        await hub.SendAsync(new ConnectPacket
+        {
+            ProtocolVersion = version, ClientId = "hub-4-" + version, UserName = "hub-4", Password = Encoding.UTF8.GetBytes(secret), Will = will,
+        });
+        hub.Version = version;
+        (await hub.ExpectAsync<ConnAckPacket>()).ReasonCode.ShouldBe((byte)0);
+    }
+
     [Fact]
     public async Task The_dashboard_role_reads_every_hubs_readings_with_mosquitto_sub()
     {
