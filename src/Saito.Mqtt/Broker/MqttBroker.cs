@@ -273,9 +273,10 @@ public sealed partial class MqttBroker : BackgroundService
     /// Gives the connection its session: a new one, or the existing one (taking it over from an older connection).
     /// Null when a new session is needed and <see cref="MqttBrokerOptions.MaxSessions"/> are kept already.
     /// </summary>
-    internal (MqttSession Session, bool Present)? AttachSession(MqttServerConnection connection, string clientId, bool cleanStart, uint expiry)
+    internal (MqttSession Session, bool Present)? AttachSession(MqttServerConnection connection, string clientId, bool cleanStart, uint expiry,
+        out bool ownedByAnother)
     {
-        var attached = _sessions.Attach(connection, clientId, cleanStart, expiry, out var willsToPublish);
+        var attached = _sessions.Attach(connection, clientId, cleanStart, expiry, out var willsToPublish, out ownedByAnother);
         _wills.Publish(willsToPublish);
         return attached;
     }

@@ -51,7 +51,7 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
             Properties = message.Properties,
             ExpiresAt = message.ExpiresAt,
         };
-        int length = message.Payload.Length;
+        long length = HeldBytes(message);
 
         // A replacement and a new topic each claim what they need, then add; when another store on the same topic
         // changed it in between (added, replaced or cleared it), the claim is given back and the store looks again.
@@ -60,7 +60,7 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
             if (_retained.TryGetValue(message.Topic, out var previous))
             {
                 // Only what the new payload adds: a replacement of the same size must fit however full the store is.
-                int more = length - previous.Payload.Length;
+                long more = length - HeldBytes(previous);
                 if (!TryReserveBytes(more))
                 {
                     return nameof(MqttBrokerOptions.MaxRetainedBytes);
@@ -99,8 +99,11 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
         }
     }
 
+    /// <summary>What a retained message counts against MaxRetainedBytes: its payload and its properties (<see cref="MqttProperties.HeldBytes"/>).</summary>
+    private static long HeldBytes(MqttMessage message) => message.Payload.Length + (message.Properties?.HeldBytes() ?? 0);
+
     /// <summary>Claims <paramref name="length"/> bytes under <see cref="MqttBrokerOptions.MaxRetainedBytes"/>; past it counts the drop.</summary>
-    private bool TryReserveBytes(int length)
+    private bool TryReserveBytes(long length)
     {
         if (Interlocked.Add(ref _bytes, length) <= options.MaxRetainedBytes)
         {
@@ -117,7 +120,7 @@ internal sealed class MqttRetainedMessageStore(MqttBrokerOptions options, MqttBr
     private void Released(MqttMessage removed)
     {
         Interlocked.Decrement(ref _slots);
-        Interlocked.Add(ref _bytes, -removed.Payload.Length);
+        Interlocked.Add(ref _bytes, -HeldBytes(removed));
     }
 
     /// <summary>

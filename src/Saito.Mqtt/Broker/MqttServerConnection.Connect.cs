@@ -51,9 +51,17 @@ internal sealed partial class MqttServerConnection
         _will = connect.Will;
 
         Identity = outcome.Identity;
-        if (_broker.AttachSession(this, decision.ClientId, connect.CleanStart, decision.SessionExpiry) is not var (session, present))
+        if (_broker.AttachSession(this, decision.ClientId, connect.CleanStart, decision.SessionExpiry, out bool ownedByAnother) is not var (session, present))
         {
             _broker.ReleaseConnectionSlot();
+            if (ownedByAnother)
+            {
+                _broker.Metrics.Denied("session");
+                Log.SessionOfAnother(_logger, Identity.Name, LogId, LogText.Safe(decision.ClientId));
+                return await RefuseAsync(
+                    new ConnectRefusal(MqttConnectReturnCode.NotAuthorized, MqttReasonCode.NotAuthorized, "the client id's session belongs to another identity"), token);
+            }
+
             return await RefuseAsync(ConnectNegotiation.SessionLimitReached(options), token);
         }
 

@@ -40,6 +40,9 @@ internal sealed partial class MqttServerConnection
         [LoggerMessage(1018, LogLevel.Warning, "Denied: {Identity} (client {ClientId}) may not publish to {Topic}")]
         public static partial void PublishDenied(ILogger logger, string identity, string clientId, string topic);
 
+        [LoggerMessage(1025, LogLevel.Warning, "Denied: {Identity} (connection {Connection}) asked for client id {ClientId}, whose session belongs to another identity")]
+        public static partial void SessionOfAnother(ILogger logger, string identity, string connection, string clientId);
+
         [LoggerMessage(1019, LogLevel.Warning, "Closed {Remote} (client {ClientId}): publish refused ({Reason}: {Detail}); MQTT 3.1.1 cannot say so otherwise")]
         public static partial void PublishRefusedClosed(ILogger logger, string remote, string clientId, MqttReasonCode reason, string detail);
 

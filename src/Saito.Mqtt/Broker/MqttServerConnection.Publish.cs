@@ -268,7 +268,13 @@ internal sealed partial class MqttServerConnection
         _inboundAliases ??= [];
         if (topic.Length > 0)
         {
-            _inboundAliases[alias] = topic;
+            // A topic over the limits is refused by the caller; kept here it would hold its length for the connection's
+            // life (64 aliases of 65,000 characters are 8 MiB per connection).
+            if (MqttTopic.IsWithinLimits(topic, _broker.Options.MaxTopicLength, _broker.Options.MaxTopicLevels))
+            {
+                _inboundAliases[alias] = topic;
+            }
+
             return topic;
         }
 

@@ -81,9 +81,19 @@ internal sealed class MqttSession
 {
     private ushort _lastPacketId;
 
-    public MqttSession(string clientId) => ClientId = clientId;
+    public MqttSession(string clientId, string owner = "")
+    {
+        ClientId = clientId;
+        Owner = owner;
+    }
 
     public string ClientId { get; }
+
+    /// <summary>
+    /// The name of the identity that made the session: only a connection of that identity may take it over
+    /// (<see cref="MqttSessionStore.Attach"/>), so a client id does not let another identity read its subscriptions.
+    /// </summary>
+    public string Owner { get; }
 
     public object Sync { get; } = new();
 
@@ -220,8 +230,9 @@ internal sealed class MqttSession
     /// </summary>
     public long QueuedBytes;
 
-    /// <summary>What one queued message counts against MaxQueuedBytesPerSession: payload, topic and bookkeeping.</summary>
-    public static long QueuedSize(MqttMessage message) => message.Payload.Length + message.Topic.Length + QueuedOverheadBytes;
+    /// <summary>What one queued message counts against MaxQueuedBytesPerSession: payload, topic, properties and bookkeeping.</summary>
+    public static long QueuedSize(MqttMessage message) =>
+        message.Payload.Length + message.Topic.Length + (message.Properties?.HeldBytes() ?? 0) + QueuedOverheadBytes;
 
     /// <summary>
     /// Counts one dropped message. Returns how many were dropped since the last report when a report is due (the first

@@ -68,18 +68,28 @@ internal sealed partial class MqttSessionStore(MqttBrokerOptions options, MqttBr
 
     /// <summary>
     /// Gives the connection its session: a new one, or the existing one (taking it over from an older connection, which is
-    /// closed). Null when a new session is needed and <see cref="MqttBrokerOptions.MaxSessions"/> are kept already.
+    /// closed). Null when a new session is needed and <see cref="MqttBrokerOptions.MaxSessions"/> are kept already, or
+    /// (<paramref name="ownedByAnother"/>) when the client id's session belongs to another identity.
     /// </summary>
     public (MqttSession Session, bool Present)? Attach(MqttServerConnection connection, string clientId, bool cleanStart, uint expiry,
-        out List<MqttWill>? willsToPublish)
+        out List<MqttWill>? willsToPublish, out bool ownedByAnother)
     {
         MqttServerConnection? previous = null;
         MqttSession? session;
         bool present;
         willsToPublish = null;
+        ownedByAnother = false;
+        string owner = connection.Identity.Name;
         lock (_lock)
         {
             _sessions.TryGetValue(clientId, out session);
+            if (session is not null && !string.Equals(session.Owner, owner, StringComparison.Ordinal))
+            {
+                // Another identity's client id: neither its connection nor its session (subscriptions, queue) is touched.
+                ownedByAnother = true;
+                return null;
+            }
+
             if (session is null && _sessions.Count >= options.MaxSessions)
             {
                 metrics.LimitHit(nameof(MqttBrokerOptions.MaxSessions));
@@ -105,7 +115,7 @@ internal sealed partial class MqttSessionStore(MqttBrokerOptions options, MqttBr
             present = session is not null;
             if (session is null)
             {
-                session = new MqttSession(clientId);
+                session = new MqttSession(clientId, owner);
                 _sessions[clientId] = session;
             }
             else

@@ -69,22 +69,26 @@ internal sealed class SubscriptionTree : IDisposable
                 return false;
             }
 
+            bool removed;
             if (shareGroup is null)
             {
-                return node.Subscribers.RemoveAll(s => ReferenceEquals(s.Session, session)) > 0;
+                removed = node.Subscribers.RemoveAll(s => ReferenceEquals(s.Session, session)) > 0;
             }
-
-            if (node.Shared is null || !node.Shared.TryGetValue(shareGroup, out var group))
+            else
             {
-                return false;
+                if (node.Shared is null || !node.Shared.TryGetValue(shareGroup, out var group))
+                {
+                    return false;
+                }
+
+                removed = group.Members.RemoveAll(s => ReferenceEquals(s.Session, session)) > 0;
+                if (group.Members.Count == 0)
+                {
+                    node.Shared.Remove(shareGroup);
+                }
             }
 
-            bool removed = group.Members.RemoveAll(s => ReferenceEquals(s.Session, session)) > 0;
-            if (group.Members.Count == 0)
-            {
-                node.Shared.Remove(shareGroup);
-            }
-
+            Prune(filter);
             return removed;
         }
         finally
@@ -174,6 +178,112 @@ internal sealed class SubscriptionTree : IDisposable
         }
     }
 
+    /// <summary>Number of nodes below the root (for tests: a tree whose subscriptions are all gone has none).</summary>
+    internal int NodeCount
+    {
+        get
+        {
+            _lock.EnterReadLock();
+            try
+            {
+                int count = 0;
+                var pending = new Stack<Node>();
+                pending.Push(_root);
+                while (pending.TryPop(out var node))
+                {
+                    foreach (var child in Below(node))
+                    {
+                        count++;
+                        pending.Push(child);
+                    }
+                }
+
+                return count;
+            }
+            finally
+            {
+                _lock.ExitReadLock();
+            }
+        }
+    }
+
+    private static IEnumerable<Node> Below(Node node)
+    {
+        if (node.Children is not null)
+        {
+            foreach (var child in node.Children.Values)
+            {
+                yield return child;
+            }
+        }
+
+        if (node.Plus is not null)
+        {
+            yield return node.Plus;
+        }
+
+        if (node.Hash is not null)
+        {
+            yield return node.Hash;
+        }
+    }
+
+    /// <summary>
+    /// Takes away the nodes of <paramref name="filter"/>'s path that no longer hold anything, deepest first (under the
+    /// write lock): without it every filter ever subscribed kept its nodes, and a client subscribing and unsubscribing
+    /// new filters grew the tree without bound.
+    /// </summary>
+    private void Prune(string filter)
+    {
+        var path = new List<(Node Parent, string Level)>();
+        var node = _root;
+        foreach (var level in filter.Split('/'))
+        {
+            Node? next = level switch
+            {
+                "+" => node.Plus,
+                "#" => node.Hash,
+                _ => node.Children is not null && node.Children.TryGetValue(level, out var child) ? child : null,
+            };
+            if (next is null)
+            {
+                return;
+            }
+
+            path.Add((node, level));
+            node = next;
+        }
+
+        for (int i = path.Count - 1; i >= 0; i--)
+        {
+            if (!node.IsEmpty)
+            {
+                return;
+            }
+
+            var (parent, level) = path[i];
+            switch (level)
+            {
+                case "+":
+                    parent.Plus = null;
+                    break;
+                case "#":
+                    parent.Hash = null;
+                    break;
+                default:
+                    parent.Children!.Remove(level);
+                    if (parent.Children.Count == 0)
+                    {
+                        parent.Children = null;
+                    }
+
+                    break;
+            }
+
+            node = parent;
+        }
+    }
+
     private Node? Walk(string filter, bool create)
     {
         var node = _root;
@@ -235,6 +345,9 @@ internal sealed class SubscriptionTree : IDisposable
         public Node? Hash { get; set; }
         public List<Subscriber> Subscribers { get; } = [];
         public Dictionary<string, SharedGroup>? Shared { get; set; }
+
+        /// <summary>No subscriber, no shared group and nothing below.</summary>
+        public bool IsEmpty => Subscribers.Count == 0 && (Shared is null || Shared.Count == 0) && Children is null && Plus is null && Hash is null;
     }
 
     private sealed class SharedGroup

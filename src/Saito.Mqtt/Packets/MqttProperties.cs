@@ -74,6 +74,26 @@ public sealed class MqttProperties
     public byte? SubscriptionIdentifierAvailable { get; set; }
     public byte? SharedSubscriptionAvailable { get; set; }
 
+    /// <summary>
+    /// What the properties a message carries on (content type, response topic, correlation data, user properties)
+    /// hold in memory, about: two bytes a character, the bytes, and 32 B per user property. Counted with the payload
+    /// against the broker's byte limits (queued and retained messages), which a client could otherwise pass with
+    /// properties of up to a packet's size each.
+    /// </summary>
+    public long HeldBytes()
+    {
+        long bytes = 2L * ((ContentType?.Length ?? 0) + (ResponseTopic?.Length ?? 0)) + (CorrelationData?.Length ?? 0);
+        if (UserProperties is { } pairs)
+        {
+            foreach (var pair in pairs)
+            {
+                bytes += 32 + (2L * (pair.Name.Length + pair.Value.Length));
+            }
+        }
+
+        return bytes;
+    }
+
     /// <summary>True when no property is set (the encoder then writes a zero property length).</summary>
     public bool IsEmpty =>
         PayloadFormatIndicator is null && MessageExpiryInterval is null && ContentType is null &&

@@ -16,6 +16,17 @@ namespace Saito.Mqtt.Tests.Broker;
 public sealed class BoundedMemoryTests
 {
     [Fact]
+    public void A_queued_message_counts_its_properties_against_the_session_bytes()
+    {
+        // A 1-byte payload with 100 KB of user properties counted as 66 bytes: a 16 MiB session limit held gigabytes.
+        var properties = new MqttProperties { UserProperties = [new MqttUserProperty("k", new string('v', 50_000))], CorrelationData = new byte[1000] };
+        var message = new MqttMessage { Topic = "t/1", Payload = new byte[1], Properties = properties };
+
+        MqttSession.QueuedSize(message).ShouldBeGreaterThanOrEqualTo(101_000);
+        MqttSession.QueuedSize(new MqttMessage { Topic = "t/1", Payload = new byte[1] }).ShouldBe(1 + 3 + MqttSession.QueuedOverheadBytes);
+    }
+
+    [Fact]
     public void A_queue_that_grew_past_the_kept_size_is_let_go_once_drained_and_a_short_one_is_kept()
     {
         // Mqtt:MaxQueuedMessages is 50,000: a subscriber that fell that far behind for a moment must not keep the

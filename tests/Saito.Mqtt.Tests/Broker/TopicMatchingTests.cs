@@ -88,6 +88,40 @@ public sealed class TopicMatchingTests
     }
 
     [Fact]
+    public void Unsubscribing_takes_away_the_nodes_no_filter_uses_and_keeps_the_ones_another_does()
+    {
+        // Every filter ever subscribed kept its nodes: a client subscribing and unsubscribing new deep filters grew the
+        // tree (and the broker's memory) without bound.
+        using var tree = new SubscriptionTree();
+        var session = new MqttSession("c");
+        var kept = new Subscriber(new MqttSession("k"), MqttQoS.AtLeastOnce, false, false, 0);
+        tree.Add("a/b/c", null, kept);
+        int before = tree.NodeCount;
+        for (int round = 0; round < 50; round++)
+        {
+            string[] filters = [$"a/b/{round}/x/y/+/#", $"a/+/{round}/z", $"r{round}/s/t", $"a/b/c/{round}"];
+            foreach (string filter in filters)
+            {
+                tree.Add(filter, null, new Subscriber(session, MqttQoS.AtLeastOnce, false, false, 0));
+                tree.Add(filter, "g", new Subscriber(session, MqttQoS.AtLeastOnce, false, false, 0));
+            }
+
+            foreach (string filter in filters)
+            {
+                tree.Remove(filter, null, session).ShouldBeTrue();
+                tree.Remove(filter, "g", session).ShouldBeTrue();
+            }
+        }
+
+        tree.NodeCount.ShouldBe(before);
+        var results = new List<Subscriber>();
+        tree.Match("a/b/c", results);
+        results.ShouldBe([kept]);
+        tree.Remove("a/b/c", null, kept.Session).ShouldBeTrue();
+        tree.NodeCount.ShouldBe(0);
+    }
+
+    [Fact]
     public void A_shared_group_gives_each_message_to_one_member_in_turn()
     {
         using var tree = new SubscriptionTree();

@@ -215,6 +215,45 @@ public sealed class AccessControlTests : IAsyncLifetime
         (await hub.ExpectAsync<ConnAckPacket>()).ReasonCode.ShouldBe((byte)0);
     }
 
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311)]
+    [InlineData(MqttProtocolVersion.V500)]
+    public async Task A_client_id_in_use_by_another_identity_is_refused_and_its_session_is_untouched(MqttProtocolVersion version)
+    {
+        // Sessions were found by client id alone: another hub taking the id got the session (Session Present, the
+        // subscriptions and what was queued for it) and closed its owner's connection.
+        string owner = Cli("hubs", "add", "hub-5");
+        string other = Cli("hubs", "add", "hub-6");
+        string clientId = "shared-id-" + version;
+        var keep = version == MqttProtocolVersion.V500 ? new MqttProperties { SessionExpiryInterval = 300 } : null; // 5.0: the session outlives the connection
+        await using (var first = await RawMqttConnection.OpenAsync(Saito.Endpoint, Token))
+        {
+            await first.SendAsync(new ConnectPacket { ProtocolVersion = version, ClientId = clientId, CleanStart = false, UserName = "hub-5", Password = Encoding.UTF8.GetBytes(owner), Properties = keep });
+            first.Version = version;
+            (await first.ExpectAsync<ConnAckPacket>()).ReasonCode.ShouldBe((byte)0);
+
+            await using (var thief = await RawMqttConnection.OpenAsync(Saito.Endpoint, Token))
+            {
+                await thief.SendAsync(new ConnectPacket { ProtocolVersion = version, ClientId = clientId, CleanStart = false, UserName = "hub-6", Password = Encoding.UTF8.GetBytes(other) });
+                thief.Version = version;
+                var refused = await thief.ExpectAsync<ConnAckPacket>();
+                refused.ReasonCode.ShouldBe(version == MqttProtocolVersion.V500 ? (byte)MqttReasonCode.NotAuthorized : (byte)MqttConnectReturnCode.NotAuthorized);
+                refused.SessionPresent.ShouldBeFalse();
+            }
+
+            // The owner's connection is still open, and the owner may come back to its session.
+            await first.SendAsync(new PingReqPacket());
+            await first.ExpectAsync<PingRespPacket>();
+        }
+
+        await using var again = await RawMqttConnection.OpenAsync(Saito.Endpoint, Token);
+        await again.SendAsync(new ConnectPacket { ProtocolVersion = version, ClientId = clientId, CleanStart = false, UserName = "hub-5", Password = Encoding.UTF8.GetBytes(owner), Properties = keep });
+        again.Version = version;
+        var back = await again.ExpectAsync<ConnAckPacket>();
+        back.ReasonCode.ShouldBe((byte)0);
+        back.SessionPresent.ShouldBeTrue();
+    }
+
     [Fact]
     public async Task The_dashboard_role_reads_every_hubs_readings_with_mosquitto_sub()
     {

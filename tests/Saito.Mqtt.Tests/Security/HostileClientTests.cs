@@ -199,6 +199,42 @@ public sealed class HostileClientTests
     }
 
     [Fact]
+    public async Task Retained_bytes_count_the_properties_too()
+    {
+        // A 1-byte payload with kilobytes of user properties counted as 1 byte: MaxRetainedBytes held far more.
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedBytes=4096"]);
+        await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await publisher.ConnectAsync(MqttProtocolVersion.V500, Id("retprops"));
+        for (ushort id = 1; id <= 3; id++)
+        {
+            var properties = new MqttProperties { UserProperties = [new MqttUserProperty("k", new string('v', 1000))] };
+            await publisher.SendAsync(new PublishPacket { Topic = $"retp/{id}", Payload = new byte[1], QoS = MqttQoS.AtLeastOnce, PacketId = id, Retain = true, Properties = properties });
+            await publisher.ExpectAsync<PublishAckPacket>();
+        }
+
+        saito.Broker.RetainedMessages.ShouldBe(2, "each holds about 2 KB: the third is past 4096 bytes");
+        saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxRetainedBytes)).ShouldBe(1);
+    }
+
+    [Fact]
+    public async Task A_topic_alias_is_not_kept_for_a_topic_over_the_limits()
+    {
+        // The alias was stored before the topic's length was checked: 64 aliases of long topics held megabytes per connection.
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxTopicLength=64"]);
+        await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await publisher.ConnectAsync(MqttProtocolVersion.V500, Id("alias"));
+        await publisher.SendAsync(new PublishPacket
+        {
+            Topic = "t/" + new string('x', 100), Payload = new byte[1], QoS = MqttQoS.AtLeastOnce, PacketId = 1, Properties = new MqttProperties { TopicAlias = 1 },
+        });
+        (await publisher.ExpectAsync<PublishAckPacket>()).ReasonCode.ShouldBe(MqttReasonCode.TopicNameInvalid);
+
+        // Using the alias alone now is using one that was never set.
+        await publisher.SendAsync(new PublishPacket { Topic = string.Empty, Payload = new byte[1], QoS = MqttQoS.AtLeastOnce, PacketId = 2, Properties = new MqttProperties { TopicAlias = 1 } });
+        (await publisher.ExpectClosedAsync()).ShouldBe(MqttReasonCode.ProtocolError);
+    }
+
+    [Fact]
     public async Task Retained_bytes_past_the_total_are_not_kept()
     {
         var logs = new CapturedLog();
