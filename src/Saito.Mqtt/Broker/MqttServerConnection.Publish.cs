@@ -244,6 +244,10 @@ internal sealed partial class MqttServerConnection
                 wait = _ackSpace.Task;
             }
 
+            // Acknowledgements this read loop completed itself (a topic the hook answers at once) are written by it after
+            // its batch of packets: write them now, since they are what frees the room. Otherwise more than
+            // Mqtt:ReceiveMaximum such publishes in one read waited for each other, and the connection hung.
+            await WriteInlineAsync(token);
             await wait.WaitAsync(token);
         }
     }

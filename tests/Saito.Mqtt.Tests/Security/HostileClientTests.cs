@@ -198,6 +198,46 @@ public sealed class HostileClientTests
         saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxMessagesPerSecondPerClient)).ShouldBeGreaterThan(0, "the read loop waited");
     }
 
+    [Theory]
+    [InlineData(MqttProtocolVersion.V311)]
+    [InlineData(MqttProtocolVersion.V500)]
+    public async Task More_publishes_than_the_receive_maximum_in_one_write_are_all_acknowledged(MqttProtocolVersion version)
+    {
+        // Publishes the hook answers at once (a topic outside Saito's prefix) were acknowledged only after the read
+        // loop's batch: past Mqtt:ReceiveMaximum in one read, the loop waited for room only those acknowledgements free.
+        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:ReceiveMaximum=8"]);
+        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await client.ConnectAsync(version, Id("burst"));
+        var bytes = new List<byte>();
+        for (ushort id = 1; id <= 40; id++)
+        {
+            bytes.AddRange(client.Encode(new PublishPacket { Topic = "status/x", Payload = new byte[4], QoS = MqttQoS.AtLeastOnce, PacketId = id }));
+        }
+
+        bytes.AddRange(client.Encode(new PingReqPacket()));
+        await client.SendRawAsync(bytes.ToArray());
+
+        // The PINGRESP may overtake the acknowledgements (control packets go first); the acknowledgements keep their order.
+        var acked = new List<ushort>();
+        bool pong = false;
+        while (acked.Count < 40 || !pong)
+        {
+            switch (await client.ExpectAsync<MqttPacket>())
+            {
+                case PublishAckPacket ack:
+                    acked.Add(ack.PacketId);
+                    break;
+                case PingRespPacket:
+                    pong = true;
+                    break;
+                case var other:
+                    throw new ShouldAssertException($"unexpected {other.Type}");
+            }
+        }
+
+        acked.ShouldBe(Enumerable.Range(1, 40).Select(i => (ushort)i));
+    }
+
     [Fact]
     public async Task Retained_bytes_count_the_properties_too()
     {
