@@ -21,6 +21,13 @@ internal static partial class SenMLFormat
                 packError ??= $"record {index}: \"{ParseSession.Excerpt(reader.ValueSpan)}\" is a must-understand field (its label ends with '_') that Saito does not know, so the pack cannot be used (RFC 8428)";
             }
 
+            record.HasField = true;
+            record.HasLabel |= label != Label.Unknown;
+            if (Repeated(ref record, label) is { } repeated)
+            {
+                record.Fail(DeadLetterReasons.DuplicateField, $"\"{repeated}\" is given twice in one record");
+            }
+
             reader.Read();
             switch (label)
             {
@@ -115,6 +122,7 @@ internal static partial class SenMLFormat
                     break;
                 case Label.Time:
                     record.HasNonBase = true;
+                    record.HasTime = true;
                     if (reader.TokenType != JsonTokenType.Number)
                     {
                         record.Fail(DeadLetterReasons.WrongType, $"\"t\" must be a number of seconds, got {SaitoJsonFormat.Describe(ref reader)}");
@@ -143,9 +151,21 @@ internal static partial class SenMLFormat
         int end = (int)reader.BytesConsumed;
         int recordIndex = session.RecordSpans.Count;
         session.RecordSpans.Add((start, end));
-        if (packError is not null || (!record.HasNonBase && record.Reason is null))
+        if (packError is not null)
         {
-            return; // the pack is lost anyway, or a record of base fields only: nothing to store, nothing wrong
+            return; // the pack is lost anyway
+        }
+
+        if (!record.HasNonBase && record.Reason is null)
+        {
+            if (!record.HasField || record.HasLabel)
+            {
+                return; // a record of base fields only (or none): nothing to store, nothing wrong
+            }
+
+            // Only fields SenML does not have: not a SenML record (a Saito JSON reading in a batch taken for SenML by its
+            // first element, say). It was dropped with no record of it.
+            record.Fail(DeadLetterReasons.MalformedSenML, "the record has no SenML field (n, v, vs, vb, vd, s, t, u or a base field): it is not a SenML record");
         }
 
         if (record.Reason is null)
@@ -314,4 +334,14 @@ internal static partial class SenMLFormat
         field = ValueField.Pressure;
         return name.SequenceEqual("p"u8);
     }
+
+    /// <summary>The label of a record field given a second time in the record (n, u, v, t), else null.</summary>
+    private static string? Repeated(ref Record record, Label label) => label switch
+    {
+        Label.Name when record.HasName => "n",
+        Label.Unit when record.HasUnit => "u",
+        Label.Value when record.HasValue => "v",
+        Label.Time when record.HasTime => "t",
+        _ => null,
+    };
 }

@@ -46,6 +46,9 @@ internal static partial class SenMLFormat
     private ref struct Record
     {
         public bool HasNonBase;
+        public bool HasField;
+        public bool HasLabel;
+        public bool HasTime;
         public bool HasName;
         public bool HasUnit;
         public bool HasValue;

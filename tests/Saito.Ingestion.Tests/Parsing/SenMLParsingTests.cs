@@ -11,6 +11,35 @@ public sealed class SenMLParsingTests
 
     private static string Iso(DateTime time) => time.ToString("O", CultureInfo.InvariantCulture);
 
+    [Theory]
+    [InlineData("""[{"bn":"w/","bt":1759741200,"n":"hr","v":72,"v":73}]""", "\"v\" is given twice")]
+    [InlineData("""[{"bn":"w/","bt":1759741200,"n":"hr","n":"temp","v":33}]""", "\"n\" is given twice")]
+    [InlineData("""[{"bn":"w/","bt":1759741200,"n":"hr","v":72,"t":0,"t":5}]""", "\"t\" is given twice")]
+    public void A_label_given_twice_in_one_record_is_a_duplicate_field_not_the_last_one_kept(string payload, string says)
+    {
+        var outcome = Parse(payload, contentType: SenML);
+
+        outcome.Readings.ShouldBeEmpty();
+        var letter = outcome.DeadLetters.ShouldHaveSingleItem();
+        letter.Reason.ShouldBe(DeadLetterReasons.DuplicateField);
+        letter.Detail.ShouldContain(says);
+    }
+
+    [Fact]
+    public void A_record_with_no_SenML_field_is_a_dead_letter_not_dropped()
+    {
+        // A Saito JSON batch whose first element carries a field named like a SenML label ("v") is read as SenML when no
+        // content type says otherwise; its elements that have no SenML field at all were dropped with no record.
+        string payload = """[{"hr":72,"v":3.7},{"ts":"2025-10-06T09:00:00Z","hr":73,"v":3.7},{"ts":"2025-10-06T09:00:01Z","hr":74}]""";
+
+        var outcome = Parse(payload);
+
+        outcome.Readings.ShouldBeEmpty();
+        outcome.DeadLetters.Count.ShouldBe(3, "every element is accounted for");
+        outcome.DeadLetters[2].Detail.ShouldContain("no SenML field");
+        outcome.DeadLetters[2].Reason.ShouldBe(DeadLetterReasons.MalformedSenML);
+    }
+
     [Fact]
     public void Base_name_plus_name_gives_the_field_and_the_channel()
     {
