@@ -15,12 +15,15 @@ namespace Saito.Server.Security;
 /// <remarks>
 /// PBKDF2 is deliberately slow, so a success is remembered (the SHA-256 of the secret, per client and stored hash) and a
 /// hub reconnecting does not pay it again; verifications run one at a time, so a storm of bad passwords costs at most
-/// one core while established connections carry on.
+/// one core while established connections carry on; and an address with <c>Security:MaxFailedLoginsPerAddress</c> failures in
+/// its window is refused without a check (<see cref="FailedLogins"/>), so a few flooding addresses do not keep every
+/// other hub waiting behind their checks.
 /// </remarks>
 internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> options, ILogger<SaitoAuthenticator> logger) : IMqttAuthenticator, IDisposable
 {
     private readonly CredentialStore _store = new(options.Value.CredentialsFile);
     private readonly SemaphoreSlim _hashing = new(1, 1);
+    private readonly FailedLogins _failures = new(options.Value.MaxFailedLoginsPerAddress, TimeSpan.FromSeconds(options.Value.FailedLoginWindowSeconds));
     private readonly ConcurrentDictionary<string, (string Hash, byte[] Digest)> _verified = new(StringComparer.Ordinal);
     private readonly Lock _reloadLock = new();
     private (DateTime Written, long Length) _stamp;
@@ -31,6 +34,33 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
     public async ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(context);
+        var address = (context.RemoteEndPoint as System.Net.IPEndPoint)?.Address;
+        if (address is { IsIPv4MappedToIPv6: true })
+        {
+            address = address.MapToIPv4();
+        }
+
+        if (address is not null && _failures.IsBlocked(address, out bool firstRefusal))
+        {
+            if (firstRefusal)
+            {
+                LogBlocked(address.ToString(), options.Value.MaxFailedLoginsPerAddress, options.Value.FailedLoginWindowSeconds);
+            }
+
+            return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.NotAuthorized);
+        }
+
+        var outcome = await CheckAsync(context, cancellationToken);
+        if (outcome.Result != MqttAuthenticationResult.Success && address is not null)
+        {
+            _failures.Fail(address);
+        }
+
+        return outcome;
+    }
+
+    private async ValueTask<MqttAuthenticationOutcome> CheckAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
+    {
         var clients = Current();
         string remote = context.RemoteEndPoint?.ToString() ?? "?";
         string? certificateName = context.ClientCertificate?.GetNameInfo(X509NameType.SimpleName, forIssuer: false);
@@ -121,6 +151,9 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
 
     [LoggerMessage(4001, LogLevel.Warning, "MQTT client '{Name}' from {Remote} refused: {Why}")]
     private partial void LogRefused(string name, string remote, string why);
+
+    [LoggerMessage(4004, LogLevel.Warning, "MQTT logins from {Address} refused without a check for the rest of the window: {Max} failed in {WindowSeconds} s (Security:MaxFailedLoginsPerAddress)")]
+    private partial void LogBlocked(string address, int max, int windowSeconds);
 
     [LoggerMessage(4002, LogLevel.Information, "Credentials file {Path}: {Count} client(s)")]
     private partial void LogLoaded(string path, int count);

@@ -31,4 +31,17 @@ public sealed class SecurityOptions
     /// <summary>PBKDF2-SHA256 iterations for new secrets (existing hashes keep theirs). See docs/security.md for why this is enough for generated secrets.</summary>
     [Range(10_000, 10_000_000)]
     public int HashIterations { get; set; } = 20_000;
+
+    /// <summary>
+    /// Failed MQTT logins (unknown or disabled client, wrong secret) from one IP address within
+    /// <see cref="FailedLoginWindowSeconds"/> after which that address's CONNECTs are refused at once, without checking a
+    /// secret, until the window has passed. Secrets are checked one at a time (PBKDF2 is slow on purpose), so without it a
+    /// few addresses sending wrong secrets kept every other hub waiting to log in.
+    /// </summary>
+    [Range(1, 1_000_000)]
+    public int MaxFailedLoginsPerAddress { get; set; } = 10;
+
+    /// <summary>The window of <see cref="MaxFailedLoginsPerAddress"/>, in seconds, counted from an address's first failure in it.</summary>
+    [Range(1, 86_400)]
+    public int FailedLoginWindowSeconds { get; set; } = 60;
 }

@@ -255,6 +255,26 @@ public sealed class AccessControlTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task An_address_with_too_many_failed_logins_is_refused_without_a_check_until_its_window_ends()
+    {
+        // Secrets are checked one at a time: a flood of wrong ones from a few addresses kept every other hub waiting.
+        string secret = Cli("hubs", "add", "hub-7");
+        await using var saito = await SaitoBrokerInstance.StartAsync(
+            ["Mqtt:AllowAnonymous=false", $"Security:CredentialsFile={CredentialsFile}", "Security:MaxFailedLoginsPerAddress=3", "Security:FailedLoginWindowSeconds=3600"]);
+        for (int i = 0; i < 3; i++)
+        {
+            await using var wrong = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+            await wrong.SendAsync(new ConnectPacket { ProtocolVersion = MqttProtocolVersion.V500, ClientId = "hub-7-w" + i, UserName = "hub-7", Password = Encoding.UTF8.GetBytes("not-the-secret") });
+            (await wrong.ExpectAsync<ConnAckPacket>()).ReasonCode.ShouldBe((byte)MqttReasonCode.BadUserNameOrPassword);
+        }
+
+        // The fourth attempt from this address is refused before its secret is looked at, even the right one.
+        await using var right = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+        await right.SendAsync(new ConnectPacket { ProtocolVersion = MqttProtocolVersion.V500, ClientId = "hub-7", UserName = "hub-7", Password = Encoding.UTF8.GetBytes(secret) });
+        (await right.ExpectAsync<ConnAckPacket>()).ReasonCode.ShouldBe((byte)MqttReasonCode.NotAuthorized);
+    }
+
+    [Fact]
     public async Task The_dashboard_role_reads_every_hubs_readings_with_mosquitto_sub()
     {
         string hubSecret = Cli("hubs", "add", "hub-4");
