@@ -96,10 +96,11 @@ public static class ApiHosting
             authorization.AddPolicy(policy, p => p.RequireAuthenticatedUser().RequireRole(roles));
         }
 
-        // The API's description: for signed-in staff, or anyone on this machine (loopback).
+        // The API's description: for signed-in staff, or anyone on this machine (loopback, and not forwarded by a proxy:
+        // HealthCallers.IsLocal, as /health and /metrics decide it).
         authorization.AddPolicy(DocsPolicy, p => p.RequireAssertion(context =>
             context.User.Identity?.IsAuthenticated == true
-            || (context.Resource is HttpContext http && http.Connection.RemoteIpAddress is { } ip && System.Net.IPAddress.IsLoopback(ip))));
+            || (context.Resource is HttpContext http && HealthCallers.IsLocal(http))));
 
         services.AddProblemDetails();
         services.AddExceptionHandler<BadRequestHandler>();

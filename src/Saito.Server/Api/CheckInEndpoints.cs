@@ -50,12 +50,22 @@ internal static class CheckInEndpoints
 
     private static async Task<IResult> CheckInAsync(CheckInRequest request, ClaimsPrincipal user, CheckInService service, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
     {
+        if (await ForbiddenAsync(request, user, db, cancellationToken) is { } forbidden)
+        {
+            return forbidden;
+        }
+
         var result = await service.CheckInAsync(request.OwnerId!.Value, request.At ?? time.GetUtcNow(), "staff:" + (user.Identity?.Name ?? "unknown"), cancellationToken);
         return await AnswerAsync(result, db, cancellationToken);
     }
 
-    private static async Task<IResult> CheckOutAsync(CheckInRequest request, CheckInService service, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<IResult> CheckOutAsync(CheckInRequest request, ClaimsPrincipal user, CheckInService service, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
     {
+        if (await ForbiddenAsync(request, user, db, cancellationToken) is { } forbidden)
+        {
+            return forbidden;
+        }
+
         var result = await service.CheckOutAsync(request.OwnerId!.Value, request.At ?? time.GetUtcNow(), cancellationToken);
         if (result.Outcome == CheckInOutcome.NotCheckedIn)
         {
@@ -63,6 +73,22 @@ internal static class CheckInEndpoints
         }
 
         return await AnswerAsync(result, db, cancellationToken);
+    }
+
+    /// <summary>
+    /// A teacher or aide checks in and out only the students on the rosters of their classes (as the check-in board
+    /// shows them); an admin anyone. Answers 403 otherwise, before anything is recorded or a guardian told.
+    /// </summary>
+    private static async Task<IResult?> ForbiddenAsync(CheckInRequest request, ClaimsPrincipal user, RegistryDbContext db, CancellationToken cancellationToken)
+    {
+        if (Dashboard.DashboardAccess.IsAdmin(user) || !await db.Owners.AnyAsync(o => o.Id == request.OwnerId, cancellationToken))
+        {
+            return null; // an unknown owner is answered as before (404)
+        }
+
+        return await Dashboard.DashboardAccess.IsOnCallersRosterAsync(db, user, request.OwnerId!.Value, cancellationToken)
+            ? null
+            : Problems.Of(StatusCodes.Status403Forbidden, "Forbidden", $"Owner {request.OwnerId} is not on the roster of a class you are listed on.");
     }
 
     private static async Task<IResult> AnswerAsync(CheckInResult result, RegistryDbContext db, CancellationToken cancellationToken)

@@ -217,6 +217,22 @@ internal static class DeviceEndpoints
 
     private static async Task<IResult> AssignAsync(AssignRequest request, ClaimsPrincipal user, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
     {
+        // Whoever sees vitals by roster (a teacher) assigns only within their rosters: the new owner, and the owner the
+        // device has now, must be on a class they are listed on. Otherwise a teacher could move another class's student's
+        // device to one of theirs, back-dated, and read that student's readings under their own student's name.
+        if (!Dashboard.DashboardAccess.IsAdmin(user) && Dashboard.DashboardAccess.SeesVitals(user))
+        {
+            int? current = await db.Assignments.Where(a => a.DeviceId == request.DeviceId && a.To == null).Select(a => (int?)a.OwnerId).FirstOrDefaultAsync(cancellationToken);
+            foreach (int ownerId in current is { } now ? [request.OwnerId!.Value, now] : new[] { request.OwnerId!.Value })
+            {
+                if (await db.Owners.AnyAsync(o => o.Id == ownerId, cancellationToken) && !await Dashboard.DashboardAccess.IsOnCallersRosterAsync(db, user, ownerId, cancellationToken))
+                {
+                    return Problems.Of(StatusCodes.Status403Forbidden, "Forbidden",
+                        $"Owner {ownerId} is not on the roster of a class you are listed on: an admin assigns this device.");
+                }
+            }
+        }
+
         var result = await DeviceAssignments.AssignAsync(db, request.DeviceId!.Value, request.OwnerId!.Value, request.From ?? time.GetUtcNow(),
             user.Identity?.Name ?? "unknown", request.Note, cancellationToken);
         if (result is not { Assignment: { } assignment, Device: { } device, Owner: { } owner })

@@ -10,8 +10,16 @@ public sealed record NoticeView(
     long Id, NoticeKind Kind, NoticeState State, int OwnerId, int ContactId, int? SessionId, string ToAddress, string Language,
     int Attempts, DateTimeOffset CreatedAt, DateTimeOffset NextAttemptAt, DateTimeOffset? SentAt, string? LastError, string MessageId)
 {
-    public static NoticeView Of(Notice n) => new(n.Id, n.Kind, n.State, n.OwnerId, n.ContactId, n.SessionId, n.ToAddress, n.Language,
-        n.Attempts, n.CreatedAt, n.NextAttemptAt, n.SentAt, n.LastError, n.MessageId);
+    /// <summary>
+    /// The notice as <paramref name="user"/> may see it: the family's address only for roles that may read contacts
+    /// (<see cref="ApiPolicies.ReadContacts"/>); ops, who run the outbox, see <c>(hidden)</c>.
+    /// </summary>
+    public static NoticeView Of(Notice n, System.Security.Claims.ClaimsPrincipal user) => new(n.Id, n.Kind, n.State, n.OwnerId, n.ContactId, n.SessionId,
+        MaySeeAddresses(user) ? n.ToAddress : Hidden, n.Language, n.Attempts, n.CreatedAt, n.NextAttemptAt, n.SentAt, n.LastError, n.MessageId);
+
+    public const string Hidden = "(hidden)";
+
+    private static bool MaySeeAddresses(System.Security.Claims.ClaimsPrincipal user) => ApiPolicies.Roles[ApiPolicies.ReadContacts].Any(user.IsInRole);
 }
 
 public sealed class NoticeQuery
@@ -30,13 +38,13 @@ internal static class NoticeEndpoints
     {
         var notices = api.MapGroup("/notices").WithTags("Notices").RequireAuthorization(ApiPolicies.ReadNotices);
         notices.MapGet("/", ListAsync).WithSummary("Notices, newest first; filter by state and owner");
-        notices.MapGet("/{id:long}", async (long id, RegistryDbContext db, CancellationToken ct) =>
-            await db.Notices.AsNoTracking().SingleOrDefaultAsync(n => n.Id == id, ct) is { } notice ? TypedResults.Ok(NoticeView.Of(notice)) : Problems.NotFound("notice", id))
+        notices.MapGet("/{id:long}", async (long id, System.Security.Claims.ClaimsPrincipal user, RegistryDbContext db, CancellationToken ct) =>
+            await db.Notices.AsNoTracking().SingleOrDefaultAsync(n => n.Id == id, ct) is { } notice ? TypedResults.Ok(NoticeView.Of(notice, user)) : Problems.NotFound("notice", id))
             .WithSummary("One notice and its delivery state");
         notices.MapPost("/{id:long}/retry", RetryAsync).WithSummary("Send a failed notice again (after the mail server is fixed)");
     }
 
-    private static async Task<IResult> ListAsync([AsParameters] NoticeQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
+    private static async Task<IResult> ListAsync([AsParameters] NoticeQuery query, [AsParameters] PageQuery page, System.Security.Claims.ClaimsPrincipal user, RegistryDbContext db, CancellationToken cancellationToken)
     {
         var (state, error) = ApiEnums.Parse<NoticeState>(query.State, "state");
         if (error is not null)
@@ -55,10 +63,10 @@ internal static class NoticeEndpoints
             notices = notices.Where(n => n.OwnerId == ownerId);
         }
 
-        return TypedResults.Ok(await notices.OrderByDescending(n => n.Id).PageAsync(page, NoticeView.Of, cancellationToken));
+        return TypedResults.Ok(await notices.OrderByDescending(n => n.Id).PageAsync(page, n => NoticeView.Of(n, user), cancellationToken));
     }
 
-    private static async Task<IResult> RetryAsync(long id, RegistryDbContext db, NoticeSignal signal, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<IResult> RetryAsync(System.Security.Claims.ClaimsPrincipal user, long id, RegistryDbContext db, NoticeSignal signal, TimeProvider time, CancellationToken cancellationToken)
     {
         if (await db.Notices.SingleOrDefaultAsync(n => n.Id == id, cancellationToken) is not { } notice)
         {
@@ -75,6 +83,6 @@ internal static class NoticeEndpoints
         notice.NextAttemptAt = time.GetUtcNow();
         await db.SaveChangesAsync(cancellationToken);
         signal.Notify();
-        return TypedResults.Ok(NoticeView.Of(notice));
+        return TypedResults.Ok(NoticeView.Of(notice, user));
     }
 }

@@ -71,6 +71,14 @@ public sealed class DashboardAccess(IOptions<DashboardOptions> options)
         return await db.ClassStaff.AnyAsync(s => s.UserId == id && s.ClassId == classId, cancellationToken);
     }
 
+    /// <summary>Whether <paramref name="ownerId"/> is on the roster of a class <paramref name="user"/> is listed on (as staff).</summary>
+    public static async Task<bool> IsOnCallersRosterAsync(RegistryDbContext db, ClaimsPrincipal user, int ownerId, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(db);
+        int? id = UserId(user);
+        return await db.RosterEntries.AnyAsync(r => r.OwnerId == ownerId && db.ClassStaff.Any(s => s.ClassId == r.ClassId && s.UserId == id), cancellationToken);
+    }
+
     /// <summary>A student's vitals: admins any student; teachers and aides those on the roster of a class they are listed on.</summary>
     public static async Task<bool> CanSeeStudentAsync(RegistryDbContext db, ClaimsPrincipal user, int ownerId, CancellationToken cancellationToken)
     {

@@ -30,6 +30,7 @@ public sealed class DeviceAndCheckInTests(PostgresServer postgres) : IClassFixtu
         using var admin = await server.AsAsync("admin");
         int ana = await CreateStudentAsync(admin, "Ana");
         int ben = await CreateStudentAsync(admin, "Ben");
+        await Rosters.ListOnClassAsync(admin, [teacher], ana, ben); // a teacher assigns within their rosters
 
         var fresh = await teacher.GetFromJsonAsync<JsonElement>("/api/devices?status=new", Ct);
         var device = fresh.GetProperty("items").EnumerateArray().ShouldHaveSingleItem();
@@ -109,6 +110,7 @@ public sealed class DeviceAndCheckInTests(PostgresServer postgres) : IClassFixtu
 
         // By hand: again is harmless; check-out; the readers' devices are in the registry as new devices.
         using var aide = await server.AsAsync("aide");
+        await Rosters.ListOnClassAsync(admin, [aide], ana); // an aide checks in the students of their classes
         using var again = await aide.PostAsJsonAsync("/api/check-ins", new { ownerId = ana }, Ct);
         (await again.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("outcome").GetString().ShouldBe("already-checked-in");
         using var checkOut = await aide.PostAsJsonAsync("/api/check-ins/check-out", new { ownerId = ana }, Ct);

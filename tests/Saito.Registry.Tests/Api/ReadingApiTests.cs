@@ -43,7 +43,7 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
         }
         string range = $"from={Uri.EscapeDataString(t0.AddMinutes(-10).ToString("O"))}&to={Uri.EscapeDataString(t0.AddMinutes(10).ToString("O"))}";
         using var teacher = await server.AsAsync("teacher");
-        await ListOnClassAsync(admin, [teacher], ana, ben);
+        await Rosters.ListOnClassAsync(admin, [teacher], ana, ben);
 
         var anas = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ana}&{range}", Ct);
         var bens = await GetAsync(teacher, $"/api/readings/biosensor?ownerId={ben}&{range}", Ct);
@@ -343,7 +343,7 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
             assigned.StatusCode.ShouldBe(HttpStatusCode.Created, await assigned.Content.ReadAsStringAsync(Ct));
         }
 
-        await ListOnClassAsync(admin, staff, ana);
+        await Rosters.ListOnClassAsync(admin, staff, ana);
         string range = $"from={Uri.EscapeDataString(at.AddMinutes(-10).ToString("O"))}&to={Uri.EscapeDataString(at.AddMinutes(10).ToString("O"))}";
         return (ana, band, range);
     }
@@ -357,24 +357,6 @@ public sealed class ReadingApiTests(PostgresServer postgres) : IClassFixture<Pos
     }
 
     /// <summary>A class with these students on its roster, and these staff listed on it (teachers and aides read only their students' readings).</summary>
-    private static async Task ListOnClassAsync(HttpClient admin, HttpClient[] staff, params int[] students)
-    {
-        using var created = await admin.PostAsJsonAsync("/api/classes", new { name = "Readings class", slots = Array.Empty<object>() }, Ct);
-        created.StatusCode.ShouldBe(HttpStatusCode.Created, await created.Content.ReadAsStringAsync(Ct));
-        int classId = (await created.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
-        foreach (int student in students)
-        {
-            using var roster = await admin.PutAsync($"/api/classes/{classId}/roster/{student}", null, Ct);
-            roster.IsSuccessStatusCode.ShouldBeTrue();
-        }
-
-        foreach (var member in staff)
-        {
-            int userId = (await member.GetFromJsonAsync<JsonElement>("/api/auth/me", Ct)).GetProperty("id").GetInt32();
-            using var listed = await admin.PutAsync($"/api/classes/{classId}/staff/{userId}", null, Ct);
-            listed.StatusCode.ShouldBe(HttpStatusCode.NoContent);
-        }
-    }
 
     private static async Task<int> CreateAsync(HttpClient admin, string name)
     {
