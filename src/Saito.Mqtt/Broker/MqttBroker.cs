@@ -243,7 +243,9 @@ public sealed partial class MqttBroker : BackgroundService
     internal async ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttServerConnection connection, ConnectPacket connect, CancellationToken token)
     {
         // Unset means "anonymous on loopback only"; start-up refuses a listener elsewhere while it is unset (hosting validator).
-        bool anonymous = Options.AllowAnonymous ?? true;
+        // A WebSocket connection a proxy forwarded is not on loopback, whatever Saito listens on: with the default, nginx
+        // in front of a loopback-only Saito gave anyone anonymous MQTT.
+        bool anonymous = Options.AllowAnonymous ?? !connection.Info.Forwarded;
         var asAnonymous = anonymous
             ? MqttAuthenticationOutcome.Accepted(MqttClientIdentity.Anonymous)
             : MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.NotAuthorized);

@@ -412,4 +412,43 @@ public sealed class HostileClientTests
         await own.ConnectAsync(url, Token);
         own.State.ShouldBe(System.Net.WebSockets.WebSocketState.Open);
     }
+
+    [Fact]
+    public async Task An_anonymous_mqtt_websocket_a_proxy_forwards_is_refused_by_default()
+    {
+        // Mqtt:AllowAnonymous unset lets anonymous clients in on loopback only (the try-it flow). A reverse proxy in front
+        // of a loopback-only Saito made every remote client look local: anyone could subscribe to saito/#.
+        await using var saito = await SaitoBrokerInstance.StartAsync();
+        (await WebSocketConnectAsync(saito, forwardedFor: null)).ShouldBe((byte)MqttConnectReturnCode.Accepted);
+        (await WebSocketConnectAsync(saito, forwardedFor: "203.0.113.7")).ShouldBe((byte)MqttConnectReturnCode.NotAuthorized);
+    }
+
+    /// <summary>An anonymous MQTT 3.1.1 CONNECT over the WebSocket path; the CONNACK's return code.</summary>
+    private static async Task<byte> WebSocketConnectAsync(SaitoBrokerInstance saito, string? forwardedFor)
+    {
+        using var socket = new System.Net.WebSockets.ClientWebSocket();
+        socket.Options.AddSubProtocol("mqtt");
+        if (forwardedFor is not null)
+        {
+            socket.Options.SetRequestHeader("X-Forwarded-For", forwardedFor);
+        }
+
+        await socket.ConnectAsync(new Uri($"ws://127.0.0.1:{saito.HttpPort}/mqtt"), Token);
+        var connect = new System.Buffers.ArrayBufferWriter<byte>();
+        MqttPacketEncoder.Encode(connect, new ConnectPacket { ProtocolVersion = MqttProtocolVersion.V311, ClientId = Id("ws-anon") }, MqttProtocolVersion.V311);
+        await socket.SendAsync(connect.WrittenMemory, System.Net.WebSockets.WebSocketMessageType.Binary, true, Token);
+        var buffer = new byte[16];
+        int read = 0;
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(Token);
+        timeout.CancelAfter(TimeSpan.FromSeconds(10));
+        while (read < 4)
+        {
+            var received = await socket.ReceiveAsync(buffer.AsMemory(read), timeout.Token);
+            received.Count.ShouldBeGreaterThan(0, "the broker closed the WebSocket before its CONNACK");
+            read += received.Count;
+        }
+
+        buffer[0].ShouldBe((byte)0x20, "a CONNACK");
+        return buffer[3];
+    }
 }
