@@ -8,9 +8,6 @@ namespace Saito.Server;
 /// </summary>
 public static class HealthCallers
 {
-    /// <summary>Headers a reverse proxy adds when it passes on someone else's request.</summary>
-    private static readonly string[] s_forwardedHeaders = ["X-Forwarded-For", "Forwarded", "X-Real-IP"];
-
     /// <summary>
     /// A caller on this machine: the connection comes from a loopback address (<c>127.0.0.0/8</c>, <c>::1</c>, or
     /// <c>::ffff:127.0.0.1</c> on a dual-stack socket). An unknown address (a Unix socket, an in-memory test host)
@@ -39,19 +36,6 @@ public static class HealthCallers
     public static bool IsLocal(HttpContext context)
     {
         ArgumentNullException.ThrowIfNull(context);
-        if (!IsLoopback(context.Connection.RemoteIpAddress))
-        {
-            return false;
-        }
-
-        foreach (string header in s_forwardedHeaders)
-        {
-            if (context.Request.Headers.ContainsKey(header))
-            {
-                return false;
-            }
-        }
-
-        return true;
+        return IsLoopback(context.Connection.RemoteIpAddress) && !Saito.Mqtt.Hosting.ForwardedRequests.IsForwarded(context);
     }
 }

@@ -46,7 +46,7 @@ internal static class DuplicateReadings
         if (differ is not null)
         {
             string detail = FormattableString.Invariant(
-                $"device {reading.DeviceId} channel {reading.Channel} at {reading.Timestamp.ToString("yyyy-MM-dd'T'HH:mm:ss.ffffff'Z'", CultureInfo.InvariantCulture)}: {differ} (the stored value is kept)")
+                $"device {reading.DeviceId} channel {reading.Channel} at {reading.Timestamp.ToString(Archive.ArchiveCsv.TimeFormat, CultureInfo.InvariantCulture)}: {differ} (the stored value is kept)")
                 + (added is null ? string.Empty : "; added to the stored reading: " + string.Join(", ", added));
             conflict = new DeadLetter(reading.ReceivedAt, Source(reading), clientId: null, DeadLetterReasons.ConflictingReading, detail, Json(reading));
         }
@@ -62,7 +62,7 @@ internal static class DuplicateReadings
     internal static string Json(in Reading reading)
     {
         var json = new StringBuilder(96);
-        json.Append(CultureInfo.InvariantCulture, $"{{\"ts\":\"{reading.Timestamp.ToString("yyyy-MM-dd'T'HH:mm:ss.ffffff'Z'", CultureInfo.InvariantCulture)}\",\"ch\":{reading.Channel}");
+        json.Append(CultureInfo.InvariantCulture, $"{{\"ts\":\"{reading.Timestamp.ToString(Archive.ArchiveCsv.TimeFormat, CultureInfo.InvariantCulture)}\",\"ch\":{reading.Channel}");
         var columns = ReadingTables.ValueColumns(reading.Kind);
         for (int i = 0; i < columns.Count; i++)
         {

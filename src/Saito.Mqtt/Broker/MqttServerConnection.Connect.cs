@@ -85,11 +85,8 @@ internal sealed partial class MqttServerConnection
     /// <summary>Why a will to <paramref name="topic"/> is refused (a topic over the limits, or one the client may not publish to); null when it is not.</summary>
     private ConnectRefusal? WillRefusal(string topic, MqttClientIdentity identity)
     {
-        var options = _broker.Options;
-        if (!MqttTopic.IsWithinLimits(topic, options.MaxTopicLength, options.MaxTopicLevels))
+        if (TopicLimitHit(topic) is { } limit)
         {
-            string limit = topic.Length > options.MaxTopicLength ? nameof(MqttBrokerOptions.MaxTopicLength) : nameof(MqttBrokerOptions.MaxTopicLevels);
-            _broker.Metrics.LimitHit(limit);
             return new ConnectRefusal(MqttConnectReturnCode.NotAuthorized, MqttReasonCode.TopicNameInvalid, $"will topic over Mqtt:{limit}");
         }
 

@@ -18,11 +18,8 @@ internal sealed partial class MqttServerConnection
             throw MqttProtocolException.Protocol("A client PUBLISH carries a subscription identifier");
         }
 
-        var options = _broker.Options;
-        if (!MqttTopic.IsWithinLimits(topic, options.MaxTopicLength, options.MaxTopicLevels))
+        if (TopicLimitHit(topic) is { } limit)
         {
-            string limit = topic.Length > options.MaxTopicLength ? nameof(MqttBrokerOptions.MaxTopicLength) : nameof(MqttBrokerOptions.MaxTopicLevels);
-            _broker.Metrics.LimitHit(limit);
             await RefusePublishAsync(publish, MqttReasonCode.TopicNameInvalid, $"topic over Mqtt:{limit}", token);
             return;
         }
@@ -131,6 +128,20 @@ internal sealed partial class MqttServerConnection
             _broker.HookStarted();
             _ = AwaitVerdictAsync(verdict, pending, topic);
         }
+    }
+
+    /// <summary>The limit (<c>MaxTopicLength</c> or <c>MaxTopicLevels</c>) <paramref name="topic"/> is over, counted; null when within both.</summary>
+    private string? TopicLimitHit(string topic)
+    {
+        var options = _broker.Options;
+        if (MqttTopic.IsWithinLimits(topic, options.MaxTopicLength, options.MaxTopicLevels))
+        {
+            return null;
+        }
+
+        string limit = topic.Length > options.MaxTopicLength ? nameof(MqttBrokerOptions.MaxTopicLength) : nameof(MqttBrokerOptions.MaxTopicLevels);
+        _broker.Metrics.LimitHit(limit);
+        return limit;
     }
 
     private async Task AwaitVerdictAsync(ValueTask<MqttPublishVerdict> verdict, PendingAck pending, string topic)

@@ -34,11 +34,6 @@ internal static class MqttWebSocketTransport
         return string.Equals(origin, self, StringComparison.OrdinalIgnoreCase);
     }
 
-    private static readonly string[] s_forwardedHeaders = ["X-Forwarded-For", "Forwarded", "X-Real-IP"];
-
-    /// <summary>The request came through a proxy: it carries a forwarding header (what Saito's /health and /metrics check too).</summary>
-    internal static bool IsForwarded(HttpContext context) => s_forwardedHeaders.Any(context.Request.Headers.ContainsKey);
-
     public static async Task HandleAsync(HttpContext context, MqttBroker broker)
     {
         if (!IsOriginAllowed(context, broker.Options.WebSocketAllowedOrigins))
@@ -75,7 +70,7 @@ internal static class MqttWebSocketTransport
             Transport = "ws",
             RemoteEndPoint = context.Connection.RemoteIpAddress is { } ip ? new System.Net.IPEndPoint(ip, context.Connection.RemotePort) : null,
             ClientCertificate = context.Connection.ClientCertificate,
-            Forwarded = IsForwarded(context),
+            Forwarded = ForwardedRequests.IsForwarded(context),
             Abort = socket.Abort,
         });
         await sending;

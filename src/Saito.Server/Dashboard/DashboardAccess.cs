@@ -93,7 +93,6 @@ public sealed class DashboardAccess(IOptions<DashboardOptions> options)
             return await db.Owners.AnyAsync(o => o.Id == ownerId, cancellationToken);
         }
 
-        int? id = UserId(user);
-        return await db.RosterEntries.AnyAsync(r => r.OwnerId == ownerId && db.ClassStaff.Any(s => s.ClassId == r.ClassId && s.UserId == id), cancellationToken);
+        return await IsOnCallersRosterAsync(db, user, ownerId, cancellationToken);
     }
 }
