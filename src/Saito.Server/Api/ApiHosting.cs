@@ -58,6 +58,8 @@ public static class ApiHosting
             o.Cookie.SameSite = SameSiteMode.Strict;
             o.ExpireTimeSpan = TimeSpan.FromHours(Math.Max(1, auth.CookieHours));
             o.SlidingExpiration = true;
+            // Every request, not Identity's every 30 minutes: a changed or disabled account is signed out at once.
+            o.Events.OnValidatePrincipal = StaffGrant.ValidateCookieAsync;
             // The API, the live hub and /metrics answer 401/403; the staff pages send the browser to /login
             // (or to a page that says what this account may not see).
             o.LoginPath = "/login";
@@ -131,6 +133,7 @@ public static class ApiHosting
         app.UseExceptionHandler();
         app.UseStatusCodePages();
         app.UseAuthentication();
+        app.Use(CurrentGrantAsync);
         app.UseAuthorization();
 
         var api = app.MapGroup("/api").AddEndpointFilter(RegistryReady).AddEndpointFilter(TellLiveView);
@@ -151,6 +154,25 @@ public static class ApiHosting
         return app;
     }
 
+    /// <summary>
+    /// A request with a bearer token whose account changed after the token was issued (roles replaced, disabled, password
+    /// reset: each changes the account's security stamp) is treated as signed out. Identity checks a bearer token's account
+    /// only when it is refreshed, so a demoted or disabled account kept its old roles for up to
+    /// <see cref="AuthOptions.BearerTokenMinutes"/>. The sign-in cookie is checked the same way, in its own handler
+    /// (<see cref="StaffGrant.ValidateCookieAsync"/>), so that the pages, which authenticate with the cookie alone, are covered.
+    /// </summary>
+    private static async Task CurrentGrantAsync(HttpContext context, RequestDelegate next)
+    {
+        if (context.User.Identity?.IsAuthenticated == true
+            && context.Request.Headers.Authorization.ToString().StartsWith("Bearer ", StringComparison.OrdinalIgnoreCase)
+            && !await StaffGrant.IsCurrentAsync(context.RequestServices, context.User))
+        {
+            context.User = new System.Security.Claims.ClaimsPrincipal(new System.Security.Claims.ClaimsIdentity());
+        }
+
+        await next(context);
+    }
+
     /// <summary>A change made through the API (a check-in, an assignment, a roster) reaches the live dashboards at once.</summary>
     private static async ValueTask<object?> TellLiveView(EndpointFilterInvocationContext context, EndpointFilterDelegate next)
     {
@@ -158,6 +180,7 @@ public static class ApiHosting
         if (!HttpMethods.IsGet(context.HttpContext.Request.Method))
         {
             context.HttpContext.RequestServices.GetRequiredService<Dashboard.LiveSignal>().RegistryChanged();
+            context.HttpContext.RequestServices.GetRequiredService<Dashboard.LiveConnections>().AccessMayHaveChanged();
         }
 
         return result;

@@ -34,6 +34,8 @@ public static class DashboardHosting
         services.AddSingleton<ICommittedReadingsObserver>(sp => sp.GetRequiredService<LiveFeed>());
         services.AddSingleton<LiveSignal>();
         services.AddSingleton<LiveConnections>();
+        services.AddSingleton<LiveAccessCheck>();
+        services.AddHostedService(sp => sp.GetRequiredService<LiveAccessCheck>());
         services.AddSingleton<DashboardAccess>();
         services.AddSingleton<LivePublisher>();
         services.AddHostedService(sp => sp.GetRequiredService<LivePublisher>());

@@ -9,7 +9,8 @@ namespace Saito.Server.Dashboard;
 /// The dashboards' live connection (<c>/live/hub</c>, SignalR). Staff who see vitals (admin, teacher, aide) may
 /// connect; <see cref="Watch"/> checks the class against <see cref="DashboardAccess"/>, records the view of each
 /// student's vitals in the audit, and joins the class's group with or without blood pressure. Server to client:
-/// <c>tiles</c> (changed tiles) and <c>alert</c> (<see cref="AlertMessage"/>). The sign-in cookie is SameSite=Strict,
+/// <c>tiles</c> (changed tiles) and <c>alert</c> (<see cref="AlertMessage"/>). <see cref="LiveAccessCheck"/> closes a
+/// connection once its user may no longer see a class it watches. The sign-in cookie is SameSite=Strict,
 /// so another site's page cannot open this connection with a member of staff's cookie.
 /// </summary>
 [Authorize(Policy = Api.ApiPolicies.ViewLive)]
@@ -37,6 +38,8 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
             connections.Closed(user);
         }
 
+        connections.Gone(Context.ConnectionId);
+
         return base.OnDisconnectedAsync(exception);
     }
 
@@ -57,6 +60,7 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
 
         bool bp = access.SeesBloodPressure(user);
         await Groups.AddToGroupAsync(Context.ConnectionId, bp ? LivePublisher.FullGroup(classId) : LivePublisher.NoBloodPressureGroup(classId), Context.ConnectionAborted);
+        connections.Watching(Context, classId);
         audit.Viewed(DashboardAccess.UserName(user), c.Roster, VitalsAudit.LiveClass);
         var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<TileView>().Select(t => bp ? t : LivePublisher.WithoutBloodPressure(t)).ToList();
         var roster = c.Roster.ToHashSet();
@@ -68,6 +72,7 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
     {
         await Groups.RemoveFromGroupAsync(Context.ConnectionId, LivePublisher.FullGroup(classId));
         await Groups.RemoveFromGroupAsync(Context.ConnectionId, LivePublisher.NoBloodPressureGroup(classId));
+        connections.Unwatched(Context.ConnectionId, classId);
     }
 
     /// <summary>Acknowledge an open alert of a student this user may see; stops its escalation.</summary>

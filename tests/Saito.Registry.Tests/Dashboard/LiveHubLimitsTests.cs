@@ -1,5 +1,4 @@
 using System.Net;
-using System.Net.Http.Json;
 using System.Net.WebSockets;
 using System.Text;
 using Saito.Registry.Tests.Infrastructure;
@@ -22,7 +21,7 @@ public sealed class LiveHubLimitsTests
     public async Task Too_many_connections_an_oversized_message_and_a_class_not_listed_on_are_refused()
     {
         await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, ["Dashboard:MaxConnectionsPerUser=3"]);
-        string teacherCookie = await CookieAsync(server, "teacher");
+        string teacherCookie = await server.CookieAsync("teacher");
 
         // Three connections are allowed. Each is known to be counted once the hub has answered a call on it (calls are
         // dispatched only after the hub's OnConnectedAsync).
@@ -68,7 +67,7 @@ public sealed class LiveHubLimitsTests
         open.Add(await ConnectOnceFreeAsync(server, teacherCookie));
 
         // Ops sees no vitals: the hub refuses the account before any connection.
-        string opsCookie = await CookieAsync(server, "ops");
+        string opsCookie = await server.CookieAsync("ops");
         using var ops = new HttpClient { BaseAddress = server.BaseAddress };
         using var negotiate = new HttpRequestMessage(HttpMethod.Post, "/live/hub/negotiate?negotiateVersion=1");
         negotiate.Headers.Add("Cookie", opsCookie);
@@ -79,12 +78,64 @@ public sealed class LiveHubLimitsTests
         }
     }
 
-    private static async Task<string> CookieAsync(ApiServer server, string user)
+    [Fact]
+    public async Task A_connection_is_closed_once_its_user_is_taken_off_the_class_or_disabled()
     {
-        using var client = server.Anonymous();
-        using var response = await client.PostAsJsonAsync("/api/auth/login?useCookies=true", new { userName = user, password = ApiServer.Password }, Ct);
-        response.EnsureSuccessStatusCode();
-        return string.Join("; ", response.Headers.GetValues("Set-Cookie").Select(c => c.Split(';')[0]));
+        // RefreshSeconds=3600: the check that closes them runs because the change came through the API, not on a timer.
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, ["Dashboard:RefreshSeconds=3600"]);
+        await server.AddUserAsync("teacher-2", "teacher");
+        using var admin = await server.AsAsync("admin");
+        using var teacher = await server.AsAsync("teacher");
+        using var teacher2 = await server.AsAsync("teacher-2");
+        int classId = await Rosters.ListOnClassAsync(admin, [teacher, teacher2]);
+        int teacherId = await ApiServer.UserIdAsync(teacher);
+        int teacher2Id = await ApiServer.UserIdAsync(teacher2);
+
+        var taken = await WatchingAsync(server, await server.CookieAsync("teacher"), classId);
+        var disabled = await WatchingAsync(server, await server.CookieAsync("teacher-2"), classId);
+        var stays = await WatchingAsync(server, await server.CookieAsync("admin"), classId);
+
+        using (var removed = await admin.DeleteAsync($"/api/classes/{classId}/staff/{teacherId}", Ct))
+        {
+            removed.StatusCode.ShouldBe(HttpStatusCode.NoContent);
+        }
+
+        (await ReadUntilClosedAsync(taken)).ShouldBeTrue("the teacher taken off the class still has its live connection");
+
+        using (var off = await admin.PostAsync($"/api/users/{teacher2Id}/disable", null, Ct))
+        {
+            off.StatusCode.ShouldBe(HttpStatusCode.OK);
+        }
+
+        (await ReadUntilClosedAsync(disabled)).ShouldBeTrue("the disabled teacher still has its live connection");
+
+        // The admin's connection is checked too, and kept: it still answers a call.
+        await SendAsync(stays, """{"type":1,"invocationId":"still","target":"Watch","arguments":[""" + classId + "]}");
+        (await ReadMessageAsync(stays, "\"invocationId\":\"still\"")).ShouldContain("\"result\"");
+        foreach (var socket in new[] { taken, disabled, stays })
+        {
+            socket.Dispose();
+        }
+    }
+
+    /// <summary>A connection watching <paramref name="classId"/>; the live view may need a moment to load a new class.</summary>
+    private static async Task<ClientWebSocket> WatchingAsync(ApiServer server, string cookie, int classId)
+    {
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        var socket = await ConnectAsync(server, cookie);
+        for (int i = 0; ; i++)
+        {
+            await SendAsync(socket, $$"""{"type":1,"invocationId":"w{{i}}","target":"Watch","arguments":[{{classId}}]}""");
+            string answer = await ReadMessageAsync(socket, $"\"invocationId\":\"w{i}\"");
+            if (answer.Contains("\"result\"", StringComparison.Ordinal))
+            {
+                return socket;
+            }
+
+            answer.ShouldContain("has not loaded this class yet");
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "the live view did not load the new class in time");
+            await Task.Delay(100, Ct);
+        }
     }
 
     private static async Task<ClientWebSocket> ConnectAsync(ApiServer server, string cookie)

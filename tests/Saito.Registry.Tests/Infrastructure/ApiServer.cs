@@ -133,6 +133,22 @@ public sealed class ApiServer : IAsyncDisposable
         return client;
     }
 
+    /// <summary>The <c>Cookie</c> header of a browser signed in as <paramref name="userName"/> (<c>?useCookies=true</c>).</summary>
+    public async Task<string> CookieAsync(string userName)
+    {
+        using var anonymous = Anonymous();
+        using var response = await anonymous.PostAsJsonAsync("/api/auth/login?useCookies=true", new { userName, password = Password });
+        response.EnsureSuccessStatusCode();
+        return string.Join("; ", response.Headers.GetValues("Set-Cookie").Select(c => c.Split(';')[0]));
+    }
+
+    /// <summary>The account id of a signed-in client (<c>GET /api/auth/me</c>).</summary>
+    public static async Task<int> UserIdAsync(HttpClient client)
+    {
+        ArgumentNullException.ThrowIfNull(client);
+        return (await client.GetFromJsonAsync<JsonElement>("/api/auth/me")).GetProperty("id").GetInt32();
+    }
+
     public async ValueTask DisposeAsync()
     {
         await _app.StopAsync();

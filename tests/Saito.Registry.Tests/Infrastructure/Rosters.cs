@@ -7,8 +7,8 @@ namespace Saito.Registry.Tests.Infrastructure;
 /// <summary>Classes for API tests: a teacher or aide acts on a student only when both are on one class.</summary>
 public static class Rosters
 {
-    /// <summary>A new class with <paramref name="students"/> on its roster and <paramref name="staff"/> (signed-in clients) listed on it.</summary>
-    public static async Task ListOnClassAsync(HttpClient admin, HttpClient[] staff, params int[] students)
+    /// <summary>A new class with <paramref name="students"/> on its roster and <paramref name="staff"/> (signed-in clients) listed on it; returns its id.</summary>
+    public static async Task<int> ListOnClassAsync(HttpClient admin, HttpClient[] staff, params int[] students)
     {
         ArgumentNullException.ThrowIfNull(admin);
         ArgumentNullException.ThrowIfNull(staff);
@@ -24,9 +24,10 @@ public static class Rosters
 
         foreach (var member in staff)
         {
-            int userId = (await member.GetFromJsonAsync<JsonElement>("/api/auth/me", ct)).GetProperty("id").GetInt32();
-            using var listed = await admin.PutAsync($"/api/classes/{classId}/staff/{userId}", null, ct);
+            using var listed = await admin.PutAsync($"/api/classes/{classId}/staff/{await ApiServer.UserIdAsync(member)}", null, ct);
             listed.StatusCode.ShouldBe(HttpStatusCode.NoContent);
         }
+
+        return classId;
     }
 }
