@@ -132,6 +132,7 @@ public static class ApiHosting
         ArgumentNullException.ThrowIfNull(app);
         app.UseExceptionHandler();
         app.UseStatusCodePages();
+        app.Use(CrossOriginGuard.InvokeAsync);
         app.UseAuthentication();
         app.Use(CurrentGrantAsync);
         app.UseAuthorization();

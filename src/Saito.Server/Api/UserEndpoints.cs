@@ -139,7 +139,13 @@ internal static class UserEndpoints
 
     internal static async Task<UserView> ViewAsync(UserManager<StaffUser> users, StaffUser user) =>
         new(user.Id, user.UserName!, user.DisplayName, [.. await users.GetRolesAsync(user)],
-            user.LockoutEnd == DateTimeOffset.MaxValue, user.LockoutEnd is { } end && end != DateTimeOffset.MaxValue && end > DateTimeOffset.UtcNow ? end : null);
+            IsDisabled(user), !IsDisabled(user) && user.LockoutEnd is { } end && end > DateTimeOffset.UtcNow ? end : null);
+
+    /// <summary>
+    /// Disabled: locked out until <see cref="DateTimeOffset.MaxValue"/>, as the database gives it back (PostgreSQL and
+    /// SQLite keep microseconds, so it reads back as 23:59:59.999999 and never equals the value written).
+    /// </summary>
+    internal static bool IsDisabled(StaffUser user) => user.LockoutEnd is { Year: 9999 };
 
     private static IResult? UnknownRole(IEnumerable<string> roles) =>
         roles.FirstOrDefault(r => !StaffRoles.All.Contains(r)) is { } unknown
