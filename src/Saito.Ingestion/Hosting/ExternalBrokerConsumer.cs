@@ -37,6 +37,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
 
     private static readonly TimeSpan FirstRetryDelay = TimeSpan.FromMilliseconds(250);
     private static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(10);
+    private static readonly TimeSpan DisconnectTimeout = TimeSpan.FromSeconds(3);
 
     public ExternalBrokerConsumer(MessageIngestor ingestor, ReadingWriterPool writers, StorageHealth health, IOptions<ExternalBrokerOptions> options,
         IOptions<IngestionOptions> ingestion, TimeProvider timeProvider, ILoggerFactory loggerFactory)
@@ -136,11 +137,14 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
 
         if (_client is { } client)
         {
+            // Its own few seconds: the shutdown token may be spent already (a held message waited it out), and a
+            // cancelled disconnect must not make the host's shutdown throw.
+            using var disconnect = new CancellationTokenSource(DisconnectTimeout);
             try
             {
-                await client.DisconnectAsync(cancellationToken);
+                await client.DisconnectAsync(disconnect.Token);
             }
-            catch (Exception ex) when (ex is not OperationCanceledException)
+            catch (Exception ex)
             {
                 LogDisconnectFailed(ex);
             }

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Text;
 using Microsoft.Data.Sqlite;
+using Microsoft.Extensions.DependencyInjection;
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
@@ -71,6 +72,33 @@ public sealed class ExternalBrokerFailureTests
         await using var second = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0"));
 
         (await second.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
+    }
+
+    [Fact]
+    public async Task Stopping_while_a_message_waits_on_an_unreachable_database_ends_without_an_error_and_the_broker_keeps_the_message()
+    {
+        // From a review: the consumer gave its disconnect the shutdown token, already cancelled when a held message made
+        // it wait out the shutdown timeout, so host shutdown threw OperationCanceledException.
+        var token = TestContext.Current.CancellationToken;
+        await using var mosquitto = await MosquittoInstance.StartAsync();
+        await using var database = await PostgresTestStorage.CreateAsync();
+        var server = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString);
+        var address = (await Dns.GetHostAddressesAsync(server.Host!, token)).First(a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork);
+        await using var proxy = new TcpProxy(new IPEndPoint(address, server.Port));
+        proxy.Start();
+        var throughProxy = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port, Timeout = 3, CommandTimeout = 5 };
+        var saito = await SaitoServer.StartAsync(database, [.. Settings(mosquitto, "saito-stuck", "5.0"), $"Storage:ConnectionString={throughProxy.ConnectionString}"],
+            builder => builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(2)));
+        await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
+        proxy.Cut();
+        await PublishReadingAsync(mosquitto, "wrist-stuck");
+        await saito.WaitForHealthAsync((status, _) => status == HttpStatusCode.ServiceUnavailable);
+
+        await Should.NotThrowAsync(() => saito.DisposeAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(60), token));
+
+        proxy.Start();
+        await using var next = await SaitoServer.StartAsync(database, Settings(mosquitto, "saito-stuck", "5.0"));
+        (await next.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
     }
 
     /// <summary>Waits up to 90 s until the reading is stored or its message dead-lettered as database-rejected.</summary>
