@@ -33,6 +33,7 @@ public sealed class TopicMatchingTests
         // Examples of MQTT 3.1.1 section 4.7.1 and 4.7.2.
         MqttTopic.Matches(filter, topic).ShouldBe(expected);
         TreeMatches(filter, topic).ShouldBe(expected);
+        RetainedIndexMatches(filter, topic).ShouldBe(expected);
     }
 
     [Theory]
@@ -62,14 +63,7 @@ public sealed class TopicMatchingTests
     [Fact]
     public void The_subscription_tree_matches_exactly_what_the_plain_matcher_matches()
     {
-        // Small alphabets so that random filters and topics collide often.
-        var level = Gen.Elements("a", "b", "", "$x");
-        var filterLevel = Gen.Elements("a", "b", "", "+", "$x");
-        var topicGen = Gen.ListOf(level).Where(l => l.Count is > 0 and < 5).Select(l => string.Join('/', l));
-        var filterGen =
-            from levels in Gen.ListOf(filterLevel).Where(l => l.Count is > 0 and < 5)
-            from hash in Gen.Elements(true, false)
-            select string.Join('/', hash ? [.. levels, "#"] : levels);
+        var (topicGen, filterGen) = (RandomTopics, RandomFilters);
 
         Prop.ForAll(Arb.From(Gen.ListOf(filterGen).Where(l => l.Count < 8)), Arb.From(topicGen), (filters, topic) =>
         {
@@ -84,6 +78,24 @@ public sealed class TopicMatchingTests
             tree.Match(topic, matches);
             var expected = sessions.Where(s => MqttTopic.Matches(s.Filter, topic)).Select(s => s.Session.ClientId).Order();
             return matches.Select(m => m.Session.ClientId).Order().SequenceEqual(expected);
+        }).QuickCheckThrowOnFailure();
+    }
+
+    [Fact]
+    public void The_retained_topic_index_finds_exactly_what_the_plain_matcher_matches_and_empties_when_its_topics_go()
+    {
+        var (topicGen, filterGen) = (RandomTopics, RandomFilters);
+
+        Prop.ForAll(Arb.From(Gen.ListOf(topicGen).Where(l => l.Count < 12)), Arb.From(filterGen), (topics, filter) =>
+        {
+            var index = new RetainedTopicIndex();
+            var held = topics.Distinct().ToList();
+            held.ForEach(index.Add);
+            var found = new List<string>();
+            index.Match(filter, t => { found.Add(t); return true; });
+            bool same = found.Order(StringComparer.Ordinal).SequenceEqual(held.Where(t => MqttTopic.Matches(filter, t)).Order(StringComparer.Ordinal));
+            held.ForEach(index.Remove);
+            return same && index.NodeCount == 0;
         }).QuickCheckThrowOnFailure();
     }
 
@@ -153,6 +165,24 @@ public sealed class TopicMatchingTests
         var matches = new List<Subscriber>();
         tree.Match("x/y", matches);
         matches.ShouldBeEmpty();
+    }
+
+    // Small alphabets so that random filters and topics collide often.
+    private static Gen<string> RandomTopics =>
+        Gen.ListOf(Gen.Elements("a", "b", "", "$x")).Where(l => l.Count is > 0 and < 5).Select(l => string.Join('/', l));
+
+    private static Gen<string> RandomFilters =>
+        from levels in Gen.ListOf(Gen.Elements("a", "b", "", "+", "$x")).Where(l => l.Count is > 0 and < 5)
+        from hash in Gen.Elements(true, false)
+        select string.Join('/', hash ? [.. levels, "#"] : levels);
+
+    private static bool RetainedIndexMatches(string filter, string topic)
+    {
+        var index = new RetainedTopicIndex();
+        index.Add(topic);
+        int found = 0;
+        index.Match(filter, _ => { found++; return true; });
+        return found == 1;
     }
 
     private static bool TreeMatches(string filter, string topic)
