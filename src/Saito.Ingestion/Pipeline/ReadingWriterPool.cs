@@ -401,6 +401,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         try
         {
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
+            _health.MarkSucceeded(_time.GetUtcNow());
             _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), 0);
             NotifyCommitted(batch);
             message.Complete(WriteOutcome.Committed);
@@ -422,6 +423,8 @@ public sealed partial class ReadingWriterPool : BackgroundService
         try
         {
             await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
+            // The database takes writes: /health no longer says a message is held (it stayed failing until the next commit).
+            _health.MarkSucceeded(_time.GetUtcNow());
             _metrics.DeadLettered(IngestionMetrics.DatabaseRejected, KindIndex(message));
             message.Complete(WriteOutcome.DeadLettered);
         }

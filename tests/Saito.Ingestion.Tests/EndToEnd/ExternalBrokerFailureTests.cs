@@ -54,6 +54,25 @@ public sealed class ExternalBrokerFailureTests
     }
 
     [Fact]
+    public async Task A_message_the_database_still_refuses_is_dead_lettered_once_dead_letters_can_be_stored_and_health_recovers()
+    {
+        await using var mosquitto = await MosquittoInstance.StartAsync();
+        await using var storage = new SqliteTestStorage();
+        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-dead-lettered", "5.0"));
+        await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
+        await RefuseWritesAsync(storage, refuse: true);
+        await PublishReadingAsync(mosquitto, "wrist-dead-lettered");
+        await WaitForFailingHealthAsync(saito);
+
+        await ExecuteAsync(storage, "DROP TRIGGER refuse_dead_letter;");
+        var (stored, deadLettered) = await WaitForReadingOrDeadLetterAsync(saito, "saito/hub-1/wrist-dead-lettered/biosensor");
+        stored.ShouldBe(0);
+        deadLettered.Count.ShouldBe(1);
+        // The dead letter was a write the database took: /health says so (it stayed 503 until the next reading was committed).
+        await saito.WaitForHealthAsync((status, _) => status == HttpStatusCode.OK);
+    }
+
+    [Fact]
     public async Task A_message_saito_could_not_store_before_it_stopped_is_sent_again_by_the_broker_and_stored_by_the_next_start()
     {
         // If Saito had acknowledged the message while failing (as success, or as a 5.0 refusal), Mosquitto would have
@@ -140,17 +159,19 @@ public sealed class ExternalBrokerFailureTests
     private static Task<string> WaitForFailingHealthAsync(SaitoServer saito) =>
         saito.WaitForHealthAsync((code, body) => code == HttpStatusCode.ServiceUnavailable && body.Contains("not acknowledged", StringComparison.Ordinal));
 
-    private static async Task RefuseWritesAsync(SqliteTestStorage storage, bool refuse)
+    private static Task RefuseWritesAsync(SqliteTestStorage storage, bool refuse) => ExecuteAsync(storage, refuse
+        ? """
+          CREATE TRIGGER refuse_biosensor BEFORE INSERT ON reading_biosensor BEGIN SELECT RAISE(ABORT, 'writes refused by the test'); END;
+          CREATE TRIGGER refuse_dead_letter BEFORE INSERT ON dead_letter BEGIN SELECT RAISE(ABORT, 'writes refused by the test'); END;
+          """
+        : "DROP TRIGGER refuse_biosensor; DROP TRIGGER refuse_dead_letter;");
+
+    private static async Task ExecuteAsync(SqliteTestStorage storage, string sql)
     {
         await using var connection = new SqliteConnection($"Data Source={storage.HotFile};Pooling=False");
         await connection.OpenAsync(TestContext.Current.CancellationToken);
         await using var command = connection.CreateCommand();
-        command.CommandText = refuse
-            ? """
-              CREATE TRIGGER refuse_biosensor BEFORE INSERT ON reading_biosensor BEGIN SELECT RAISE(ABORT, 'writes refused by the test'); END;
-              CREATE TRIGGER refuse_dead_letter BEFORE INSERT ON dead_letter BEGIN SELECT RAISE(ABORT, 'writes refused by the test'); END;
-              """
-            : "DROP TRIGGER refuse_biosensor; DROP TRIGGER refuse_dead_letter;";
+        command.CommandText = sql;
         await command.ExecuteNonQueryAsync(TestContext.Current.CancellationToken);
     }
 }
