@@ -34,6 +34,9 @@ public readonly record struct Reading
 
     public ReadingKind Kind { get; }
     public int DeviceId { get; }
+
+    /// <summary>This reading with another device id (a new serial's readings are parsed before its device is registered).</summary>
+    public Reading WithDevice(int deviceId) => new(Kind, deviceId, Channel, Timestamp, ReceivedAt, V0, V1, V2, V3);
     public int Channel { get; }
 
     /// <summary>When the sensor took the reading (UTC, microseconds).</summary>

@@ -50,6 +50,9 @@ public sealed class DeviceRegistry : IAsyncDisposable
         }
     }
 
+    /// <summary>The id of a device already registered (false for a new serial, or one being registered now).</summary>
+    public bool TryGetKnownId(string serial, out int id) => _ids.TryGetValue(serial, out id);
+
     /// <summary>
     /// The id of a device, registering it when it is new; null when it is new and <paramref name="hub"/> has
     /// registered as many new devices in the last hour as <see cref="NewDeviceLimiter"/> allows.

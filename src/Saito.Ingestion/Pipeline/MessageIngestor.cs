@@ -108,9 +108,31 @@ public sealed partial class MessageIngestor
             return IngestResult.Stored;
         }
 
-        if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is not { } deviceId)
+        var readings = new List<Reading>();
+        bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
+        if (!known && topic.Kind != TopicKind.CheckIn)
         {
-            return await RefuseNewDeviceAsync(message, topic, cancellationToken);
+            // A new serial is registered only for a message with a reading in it: garbage on invented serials leaves
+            // dead letters, not permanent device rows. Its readings are parsed first and get the id once it has one.
+            _parser.Parse(Context(topic, 0, message), message.Payload.Span, readings, deadLetters);
+            if (readings.Count == 0)
+            {
+                return await SubmitParsedAsync(message, topic, readings, deadLetters, cancellationToken);
+            }
+        }
+
+        if (!known)
+        {
+            if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is not { } id)
+            {
+                return await RefuseNewDeviceAsync(message, topic, cancellationToken);
+            }
+
+            deviceId = id;
+            for (int i = 0; i < readings.Count; i++)
+            {
+                readings[i] = readings[i].WithDevice(id);
+            }
         }
 
         _activity?.Seen(deviceId);
@@ -119,10 +141,22 @@ public sealed partial class MessageIngestor
             return await CheckInAsync(message, topic.Device, deviceId, cancellationToken);
         }
 
-        var readings = new List<Reading>();
-        var context = new ReadingParseContext(topic.ReadingKind!.Value, deviceId, message.Topic, message.ClientId, message.ReceivedAt, message.ContentType);
-        var parsed = _parser.Parse(context, message.Payload.Span, readings, deadLetters);
-        _metrics.Received(context.Kind, parsed.Accepted);
+        if (known)
+        {
+            _parser.Parse(Context(topic, deviceId, message), message.Payload.Span, readings, deadLetters);
+        }
+
+        return await SubmitParsedAsync(message, topic, readings, deadLetters, cancellationToken);
+    }
+
+    private static ReadingParseContext Context(SaitoTopic topic, int deviceId, InboundMessage message) =>
+        new(topic.ReadingKind!.Value, deviceId, message.Topic, message.ClientId, message.ReceivedAt, message.ContentType);
+
+    /// <summary>Counts and logs what a message's parse gave, and submits its readings and dead letters together.</summary>
+    private async Task<IngestResult> SubmitParsedAsync(InboundMessage message, SaitoTopic topic, List<Reading> readings, List<DeadLetter> deadLetters,
+        CancellationToken cancellationToken)
+    {
+        _metrics.Received(topic.ReadingKind!.Value, readings.Count);
         if (deadLetters.Count > 0)
         {
             int kindIndex = IngestionMetrics.KindIndex(topic.Kind);

@@ -44,6 +44,39 @@ public sealed class RejectionLimitTests
     }
 
     [Fact]
+    public async Task Garbage_on_new_serials_leaves_dead_letters_and_no_devices_and_does_not_use_up_the_hub_s_new_devices()
+    {
+        // From a review: a new serial was registered before its payload was read, so garbage on invented serials made
+        // permanent device rows (bounded in rate by Ingestion:MaxNewDevicesPerHubPerHour, not in total).
+        await using var storage = new SqliteTestStorage();
+        await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=2"]);
+        await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, Ct);
+        string[] garbage = ["not json", """{"ts":1,"hr":72}""", """[0,0,0]""", """{"hr":"fast"}""", "[]"];
+        for (int i = 0; i < garbage.Length; i++)
+        {
+            var result = await client.PublishAsync($"saito/hub-1/junk-{i}/biosensor", Encoding.UTF8.GetBytes(garbage[i]), MqttQoS.AtLeastOnce, cancellationToken: Ct)
+                .WaitAsync(TimeSpan.FromSeconds(30), Ct);
+            result.ShouldBe(MqttReasonCode.Success);
+        }
+
+        (await saito.Store.LoadDevicesAsync(Ct)).ShouldBeEmpty();
+        var letters = await saito.Store.ReadDeadLettersAsync(100, Ct);
+        letters.Select(l => l.Topic).Distinct().Count().ShouldBe(garbage.Length, "each bad payload is recorded");
+        letters.ShouldNotContain(l => l.Reason == DeadLetterReasons.TooManyNewDevices);
+
+        // A message with a good reading among bad ones registers its device, and its good reading is stored under it.
+        long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000;
+        byte[] mixed = Encoding.UTF8.GetBytes(FormattableString.Invariant($$"""[0,{"ts":{{nowMs}},"hr":72}]"""));
+        (await client.PublishAsync("saito/hub-1/wrist-real/biosensor", mixed, MqttQoS.AtLeastOnce, cancellationToken: Ct)
+            .WaitAsync(TimeSpan.FromSeconds(30), Ct)).ShouldBe(MqttReasonCode.Success);
+        var devices = await saito.Store.LoadDevicesAsync(Ct);
+        devices.Keys.ShouldBe(["wrist-real"]);
+        var stored = await saito.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, devices["wrist-real"], Ct);
+        stored.Single().HeartRate.ShouldBe(72);
+        stored.Single().DeviceId.ShouldBe(devices["wrist-real"]);
+    }
+
+    [Fact]
     public async Task A_hub_past_its_new_devices_per_hour_gets_a_dead_letter_for_a_new_serial_or_hello_while_known_devices_flow()
     {
         await using var storage = new SqliteTestStorage();
