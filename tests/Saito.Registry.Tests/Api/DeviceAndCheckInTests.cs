@@ -24,7 +24,8 @@ public sealed class DeviceAndCheckInTests(PostgresServer postgres) : IClassFixtu
     public async Task A_device_first_seen_over_MQTT_is_new_until_assigned_and_reassigning_keeps_history(StorageProvider provider)
     {
         await using var server = await ApiServer.StartAsync(provider, postgres);
-        await ExternalClients.Mosquitto311.PublishAsync(Endpoint(server), OutgoingMessage.Text("saito/hub-1/wrist-01/biosensor", """{"hr":72}"""),
+        await ExternalClients.Mosquitto311.PublishAsync(Endpoint(server), OutgoingMessage.Text("saito/hub-1/wrist-01/biosensor",
+            $$"""{"ts":{{DateTimeOffset.UtcNow.AddSeconds(-1).ToUnixTimeMilliseconds()}},"hr":72}"""),
             new ClientOptions { QoS = 1 }, Ct);
         using var teacher = await server.AsAsync("teacher");
         using var admin = await server.AsAsync("admin");
