@@ -18,12 +18,9 @@ public sealed class DatabaseOutageTests
     public async Task A_database_that_goes_away_holds_acknowledgements_and_saito_catches_up_when_it_returns()
     {
         await using var database = await PostgresTestStorage.CreateAsync();
-        var server = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString);
-        var address = (await Dns.GetHostAddressesAsync(server.Host!, TestContext.Current.CancellationToken)).First(a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork);
-        await using var proxy = new TcpProxy(new IPEndPoint(address, server.Port));
-        proxy.Start();
-        var throughProxy = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port, Timeout = 3, CommandTimeout = 5 };
-        await using var saito = await SaitoServer.StartAsync(database, [$"Storage:ConnectionString={throughProxy.ConnectionString}"]);
+        var (proxy, throughProxy) = await TcpProxy.ForPostgresAsync(database.ConnectionString, TestContext.Current.CancellationToken);
+        await using var _ = proxy;
+        await using var saito = await SaitoServer.StartAsync(database, [$"Storage:ConnectionString={throughProxy}"]);
 
         await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, TestContext.Current.CancellationToken);
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 30_000;
@@ -59,12 +56,9 @@ public sealed class DatabaseOutageTests
     {
         var token = TestContext.Current.CancellationToken;
         await using var database = await PostgresTestStorage.CreateAsync();
-        var server = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString);
-        var address = (await Dns.GetHostAddressesAsync(server.Host!, token)).First(a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork);
-        await using var proxy = new TcpProxy(new IPEndPoint(address, server.Port));
-        proxy.Start();
-        var throughProxy = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port, Timeout = 3, CommandTimeout = 5 };
-        var saito = await SaitoServer.StartAsync(database, [$"Storage:ConnectionString={throughProxy.ConnectionString}"],
+        var (proxy, throughProxy) = await TcpProxy.ForPostgresAsync(database.ConnectionString, token);
+        await using var _ = proxy;
+        var saito = await SaitoServer.StartAsync(database, [$"Storage:ConnectionString={throughProxy}"],
             builder => builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(3)));
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 30_000;
         byte[] Reading(int i) => Encoding.UTF8.GetBytes($"{{\"ts\":{baseMs + i},\"hr\":{60 + i}}}");

@@ -101,12 +101,9 @@ public sealed class ExternalBrokerFailureTests
         var token = TestContext.Current.CancellationToken;
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var database = await PostgresTestStorage.CreateAsync();
-        var server = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString);
-        var address = (await Dns.GetHostAddressesAsync(server.Host!, token)).First(a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork);
-        await using var proxy = new TcpProxy(new IPEndPoint(address, server.Port));
-        proxy.Start();
-        var throughProxy = new Npgsql.NpgsqlConnectionStringBuilder(database.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port, Timeout = 3, CommandTimeout = 5 };
-        var saito = await SaitoServer.StartAsync(database, [.. Settings(mosquitto, "saito-stuck", "5.0"), $"Storage:ConnectionString={throughProxy.ConnectionString}"],
+        var (proxy, throughProxy) = await TcpProxy.ForPostgresAsync(database.ConnectionString, token);
+        await using var _ = proxy;
+        var saito = await SaitoServer.StartAsync(database, [.. Settings(mosquitto, "saito-stuck", "5.0"), $"Storage:ConnectionString={throughProxy}"],
             builder => builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(2)));
         await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
         proxy.Cut();

@@ -24,6 +24,17 @@ public sealed class TcpProxy : IAsyncDisposable
 
     public int Port { get; }
 
+    /// <summary>A started proxy in front of a PostgreSQL database, and the connection string through it (short timeouts).</summary>
+    public static async Task<(TcpProxy Proxy, string ConnectionString)> ForPostgresAsync(string connectionString, CancellationToken cancellationToken)
+    {
+        var server = new Npgsql.NpgsqlConnectionStringBuilder(connectionString);
+        var address = (await Dns.GetHostAddressesAsync(server.Host!, cancellationToken)).First(a => a.AddressFamily == System.Net.Sockets.AddressFamily.InterNetwork);
+        var proxy = new TcpProxy(new IPEndPoint(address, server.Port));
+        proxy.Start();
+        var through = new Npgsql.NpgsqlConnectionStringBuilder(connectionString) { Host = "127.0.0.1", Port = proxy.Port, Timeout = 3, CommandTimeout = 5 };
+        return (proxy, through.ConnectionString);
+    }
+
     public void Start()
     {
         lock (_lock)
