@@ -134,14 +134,35 @@ internal sealed class LoadConnection : IAsyncDisposable
         {
             await SendAsync(new DisconnectPacket(), CancellationToken.None);
         }
-        catch (Exception ex) when (ex is IOException or SocketException or ObjectDisposedException or InvalidOperationException)
+        catch (Exception ex) when (IsGone(ex))
         {
             // Already gone.
         }
 
-        await _input.CompleteAsync();
-        await _output.CompleteAsync();
+        // The writer first: completing it flushes what it still holds (a DISCONNECT whose send failed), which needs the
+        // stream the reader's completion disposes. A connection the broker already closed has nothing more to say, and
+        // closing it must not fail the run (nor hide the error that ended it).
+        try
+        {
+            await _output.CompleteAsync();
+        }
+        catch (Exception ex) when (IsGone(ex))
+        {
+            // Already gone.
+        }
+
+        try
+        {
+            await _input.CompleteAsync();
+        }
+        catch (Exception ex) when (IsGone(ex))
+        {
+            // Already gone.
+        }
+
         _socket.Dispose();
         _writeLock.Dispose();
     }
+
+    private static bool IsGone(Exception ex) => ex is IOException or SocketException or ObjectDisposedException or InvalidOperationException;
 }
