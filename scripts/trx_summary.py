@@ -33,9 +33,10 @@ def read_results(path):
     results = []
     for result in root.findall("t:Results/t:UnitTestResult", NS):
         message = result.findtext("t:Output/t:ErrorInfo/t:Message", default="", namespaces=NS)
+        stack = result.findtext("t:Output/t:ErrorInfo/t:StackTrace", default="", namespaces=NS)
         if not message:
             message = result.findtext("t:Output/t:StdOut", default="", namespaces=NS)
-        results.append((result.get("testName", "?"), result.get("outcome", "Unknown"), message))
+        results.append((result.get("testName", "?"), result.get("outcome", "Unknown"), message, stack))
     return results
 
 
@@ -55,28 +56,33 @@ def main(argv):
             results = read_results(path)
         except ET.ParseError as exc:
             sys.stderr.write("error: %s is not a readable TRX file: %s\n" % (path, exc))
-            failed.append(("(unreadable %s)" % os.path.basename(path), "Error", str(exc)))
+            failed.append(("(unreadable %s)" % os.path.basename(path), "Error", str(exc), ""))
             continue
-        for name, outcome, message in results:
+        for name, outcome, message, stack in results:
             if outcome in PASSED:
                 passed.append(name)
             elif outcome in SKIPPED:
                 skipped.append((name, outcome, message))
             else:
-                failed.append((name, outcome, message))
+                failed.append((name, outcome, message, stack))
 
+    # CI keeps the end of the output: with failures, fewer skipped lines and more of each failure (its message and
+    # where it was thrown), which is what finding the cause needs.
+    listed = MAX_LISTED if not failed else 5
     if skipped:
         print("Skipped:")
-        for name, _, message in skipped[:MAX_LISTED]:
+        for name, _, message in skipped[:listed]:
             reason = first_lines(message, 1)
             print("  %s%s" % (name, (": " + reason[0]) if reason else ""))
-        if len(skipped) > MAX_LISTED:
-            print("  … and %d more" % (len(skipped) - MAX_LISTED))
+        if len(skipped) > listed:
+            print("  … and %d more" % (len(skipped) - listed))
     if failed:
         print("Failed:")
-        for name, outcome, message in failed:
+        for name, outcome, message, stack in failed:
             print("  %s%s" % (name, "" if outcome == "Failed" else " [%s]" % outcome))
-            for line in first_lines(message, 3):
+            for line in first_lines(message, 24):
+                print("      " + line)
+            for line in first_lines(stack, 6):
                 print("      " + line)
 
     total = len(passed) + len(failed) + len(skipped)
