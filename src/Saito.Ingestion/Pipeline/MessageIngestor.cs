@@ -108,9 +108,18 @@ public sealed partial class MessageIngestor
             return IngestResult.Stored;
         }
 
-        var readings = new List<Reading>();
         bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
-        if (!known && topic.Kind != TopicKind.CheckIn)
+        if (topic.Kind == TopicKind.CheckIn)
+        {
+            return await CheckInAsync(message, topic, known ? deviceId : null, cancellationToken);
+        }
+
+        var readings = new List<Reading>();
+        if (known)
+        {
+            _parser.Parse(Context(topic, deviceId, message), message.Payload.Span, readings, deadLetters);
+        }
+        else
         {
             // A new serial is registered only for a message with a reading in it: garbage on invented serials leaves
             // dead letters, not permanent device rows. Its readings are parsed first and get the id once it has one.
@@ -119,10 +128,7 @@ public sealed partial class MessageIngestor
             {
                 return await SubmitParsedAsync(message, topic, readings, deadLetters, cancellationToken);
             }
-        }
 
-        if (!known)
-        {
             if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is not { } id)
             {
                 return await RefuseNewDeviceAsync(message, topic, cancellationToken);
@@ -136,16 +142,6 @@ public sealed partial class MessageIngestor
         }
 
         _activity?.Seen(deviceId);
-        if (topic.Kind == TopicKind.CheckIn)
-        {
-            return await CheckInAsync(message, topic.Device, deviceId, cancellationToken);
-        }
-
-        if (known)
-        {
-            _parser.Parse(Context(topic, deviceId, message), message.Payload.Span, readings, deadLetters);
-        }
-
         return await SubmitParsedAsync(message, topic, readings, deadLetters, cancellationToken);
     }
 
@@ -176,10 +172,12 @@ public sealed partial class MessageIngestor
     /// A fingerprint reader's check-in: parsed, then recorded by the registry (committed before this returns, so the
     /// acknowledgement means it is durable). A payload that cannot be read, an owner the registry does not know, a
     /// check-out with no open check-in, or a registry that is down becomes a dead letter with the reason; nothing is
-    /// dropped silently.
+    /// dropped silently. A new reader's serial (<paramref name="knownReaderId"/> null) is registered only once its
+    /// payload reads as a check-in, as a sensor's is only with a valid reading.
     /// </summary>
-    private async Task<IngestResult> CheckInAsync(InboundMessage message, string reader, int readerId, CancellationToken cancellationToken)
+    private async Task<IngestResult> CheckInAsync(InboundMessage message, SaitoTopic topic, int? knownReaderId, CancellationToken cancellationToken)
     {
+        string reader = topic.Device;
         string reason;
         string detail;
         if (!CheckInParser.TryParse(message.Payload.Span, message.ReceivedAt, _options, out var checkIn, out string? error))
@@ -188,6 +186,21 @@ public sealed partial class MessageIngestor
         }
         else
         {
+            int readerId;
+            if (knownReaderId is { } id)
+            {
+                readerId = id;
+            }
+            else if (await _registry.GetIdAsync(reader, topic.Hub, cancellationToken) is { } registered)
+            {
+                readerId = registered;
+            }
+            else
+            {
+                return await RefuseNewDeviceAsync(message, topic, cancellationToken);
+            }
+
+            _activity?.Seen(readerId);
             var recorded = _checkIns is null ? CheckInRecording.Unavailable : await _checkIns.RecordAsync(reader, readerId, checkIn, cancellationToken);
             switch (recorded)
             {

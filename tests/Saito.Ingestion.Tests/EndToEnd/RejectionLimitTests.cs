@@ -51,10 +51,15 @@ public sealed class RejectionLimitTests
         await using var storage = new SqliteTestStorage();
         await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=2"]);
         await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, Ct);
-        string[] garbage = ["not json", """{"ts":1,"hr":72}""", """[0,0,0]""", """{"hr":"fast"}""", "[]"];
+        // Readings, and check-ins from fingerprint readers never seen (a reader is a device too).
+        (string Kind, string Payload)[] garbage =
+        [
+            ("biosensor", "not json"), ("biosensor", """{"ts":1,"hr":72}"""), ("biosensor", """[0,0,0]"""), ("biosensor", """{"hr":"fast"}"""),
+            ("biosensor", "[]"), ("checkin", "not json"), ("checkin", """{"owner":"someone"}"""),
+        ];
         for (int i = 0; i < garbage.Length; i++)
         {
-            var result = await client.PublishAsync($"saito/hub-1/junk-{i}/biosensor", Encoding.UTF8.GetBytes(garbage[i]), MqttQoS.AtLeastOnce, cancellationToken: Ct)
+            var result = await client.PublishAsync($"saito/hub-1/junk-{i}/{garbage[i].Kind}", Encoding.UTF8.GetBytes(garbage[i].Payload), MqttQoS.AtLeastOnce, cancellationToken: Ct)
                 .WaitAsync(TimeSpan.FromSeconds(30), Ct);
             result.ShouldBe(MqttReasonCode.Success);
         }
@@ -63,6 +68,7 @@ public sealed class RejectionLimitTests
         var letters = await saito.Store.ReadDeadLettersAsync(100, Ct);
         letters.Select(l => l.Topic).Distinct().Count().ShouldBe(garbage.Length, "each bad payload is recorded");
         letters.ShouldNotContain(l => l.Reason == DeadLetterReasons.TooManyNewDevices);
+        letters.Count(l => l.Reason == DeadLetterReasons.BadCheckIn).ShouldBe(2);
 
         // A message with a good reading among bad ones registers its device, and its good reading is stored under it.
         long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000;
