@@ -10,11 +10,16 @@ namespace Saito.Payloads;
 /// </summary>
 public sealed class ReadingParser
 {
+    /// <summary>
+    /// No depth limit beyond the payload's size (<see cref="PayloadLimits.MaxPayloadBytes"/>): the reader keeps one
+    /// bit per level and nothing here recurses, while a limit made valid JSON nested deep in one reading's ignored
+    /// field reject the whole message, good readings and all. What is too deep for a field is that reading's error.
+    /// </summary>
     internal static readonly JsonReaderOptions ReaderOptions = new()
     {
         CommentHandling = JsonCommentHandling.Disallow,
         AllowTrailingCommas = false,
-        MaxDepth = 64,
+        MaxDepth = int.MaxValue,
     };
 
     private readonly PayloadLimits _options;

@@ -39,6 +39,26 @@ public sealed class SaitoJsonParsingTests
         outcome.Readings.Select(r => r.HeartRate).ShouldBe([71.0, 72.0, 73.0]);
     }
 
+    [Fact]
+    public void Json_nested_100000_deep_in_one_reading_costs_only_that_reading_or_nothing_in_an_ignored_field()
+    {
+        // From a review: a depth limit of 64 made such a payload malformed-json as a whole, good readings and all.
+        // 200 KB of the 256 KiB a payload may have (Ingestion:MaxPayloadBytes), and 20 KB in the reading's own field.
+        string deep = new string('[', 100_000) + "1" + new string(']', 100_000);
+        string lessDeep = new string('[', 10_000) + "1" + new string(']', 10_000);
+        var outcome = Parse($$$"""
+            [{"ts":"2025-10-06T09:00:00Z","hr":71},
+             {"ts":"2025-10-06T09:00:01Z","hr":72,"vendor_extra":{"trace":{{{deep}}}}},
+             {"ts":"2025-10-06T09:00:02Z","hr":{{{lessDeep}}}},
+             {"ts":"2025-10-06T09:00:03Z","hr":74}]
+            """);
+
+        outcome.Readings.Select(r => r.HeartRate).ShouldBe([71.0, 72.0, 74.0]);
+        var letter = outcome.DeadLetters.ShouldHaveSingleItem();
+        letter.Reason.ShouldBe(DeadLetterReasons.WrongType);
+        letter.Detail.ShouldContain("reading 2");
+    }
+
     [Theory]
     [InlineData("""{"ts":"2025-10-06T09:00:00Z","hr":72}""", 72.0, null, null, null)]
     [InlineData("""{"ts":"2025-10-06T09:00:00Z","sys":120,"dia":80}""", null, 120.0, 80.0, null)]
