@@ -146,6 +146,41 @@ public sealed class OwnerApiTests(PostgresServer postgres) : IClassFixture<Postg
     }
 
     [Fact]
+    public async Task A_lock_lasts_Auth_LockoutMinutes_and_ends_once_that_time_has_passed()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null, ["Auth:MaxFailedSignIns=2", "Auth:LockoutMinutes=7"]);
+        using var anonymous = server.Anonymous();
+        var before = DateTimeOffset.UtcNow;
+        for (int i = 0; i < 2; i++)
+        {
+            using var wrong = await anonymous.PostAsJsonAsync("/api/auth/login", new { userName = "teacher", password = "guess-" + i }, Ct);
+        }
+
+        var after = DateTimeOffset.UtcNow;
+        using var admin = await server.AsAsync("admin");
+        var users = await admin.GetFromJsonAsync<JsonElement>("/api/users", Ct);
+        var teacher = users.GetProperty("items").EnumerateArray().Single(u => u.GetProperty("userName").GetString() == "teacher");
+        teacher.GetProperty("disabled").GetBoolean().ShouldBeFalse();
+        var until = teacher.GetProperty("lockedUntil").GetDateTimeOffset();
+        until.ShouldBeInRange(before.AddMinutes(7).AddSeconds(-1), after.AddMinutes(7).AddSeconds(1), "locked for Auth:LockoutMinutes (Identity's own default is 5)");
+        using (var locked = await anonymous.PostAsJsonAsync("/api/auth/login", new { userName = "teacher", password = ApiServer.Password }, Ct))
+        {
+            locked.StatusCode.ShouldBe(HttpStatusCode.Locked);
+        }
+
+        // Seven minutes on, as the clock would have it: the lock's end is moved into the past, and the right password works.
+        await using (var db = server.Database.Open())
+        {
+            var user = await db.Users.SingleAsync(u => u.UserName == "teacher", Ct);
+            user.LockoutEnd = DateTimeOffset.UtcNow.AddSeconds(-1);
+            await db.SaveChangesAsync(Ct);
+        }
+
+        using var unlocked = await anonymous.PostAsJsonAsync("/api/auth/login", new { userName = "teacher", password = ApiServer.Password }, Ct);
+        unlocked.StatusCode.ShouldBe(HttpStatusCode.OK);
+    }
+
+    [Fact]
     public async Task A_browser_signs_in_with_a_cookie_and_a_disabled_account_is_signed_out()
     {
         await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null);
