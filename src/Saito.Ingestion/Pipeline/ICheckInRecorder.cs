@@ -27,5 +27,5 @@ public enum CheckInRecording
 /// </summary>
 public interface ICheckInRecorder
 {
-    Task<CheckInRecording> RecordAsync(string readerSerial, int readerDeviceId, CheckInMessage checkIn, CancellationToken cancellationToken);
+    Task<CheckInRecording> RecordAsync(string readerSerial, CheckInMessage checkIn, CancellationToken cancellationToken);
 }

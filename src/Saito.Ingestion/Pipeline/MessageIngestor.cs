@@ -172,8 +172,8 @@ public sealed partial class MessageIngestor
     /// A fingerprint reader's check-in: parsed, then recorded by the registry (committed before this returns, so the
     /// acknowledgement means it is durable). A payload that cannot be read, an owner the registry does not know, a
     /// check-out with no open check-in, or a registry that is down becomes a dead letter with the reason; nothing is
-    /// dropped silently. A new reader's serial (<paramref name="knownReaderId"/> null) is registered only once its
-    /// payload reads as a check-in, as a sensor's is only with a valid reading.
+    /// dropped silently. A new reader's serial (<paramref name="knownReaderId"/> null) is registered only once a
+    /// check-in of it is recorded, as a sensor's is only with a valid reading.
     /// </summary>
     private async Task<IngestResult> CheckInAsync(InboundMessage message, SaitoTopic topic, int? knownReaderId, CancellationToken cancellationToken)
     {
@@ -186,25 +186,20 @@ public sealed partial class MessageIngestor
         }
         else
         {
-            int readerId;
-            if (knownReaderId is { } id)
+            if (knownReaderId is { } known)
             {
-                readerId = id;
-            }
-            else if (await _registry.GetIdAsync(reader, topic.Hub, cancellationToken) is { } registered)
-            {
-                readerId = registered;
-            }
-            else
-            {
-                return await RefuseNewDeviceAsync(message, topic, cancellationToken);
+                _activity?.Seen(known);
             }
 
-            _activity?.Seen(readerId);
-            var recorded = _checkIns is null ? CheckInRecording.Unavailable : await _checkIns.RecordAsync(reader, readerId, checkIn, cancellationToken);
+            var recorded = _checkIns is null ? CheckInRecording.Unavailable : await _checkIns.RecordAsync(reader, checkIn, cancellationToken);
             switch (recorded)
             {
                 case CheckInRecording.Done:
+                    if (knownReaderId is null)
+                    {
+                        await RegisterReaderAsync(topic, cancellationToken);
+                    }
+
                     return IngestResult.CheckedIn;
                 case CheckInRecording.UnknownOwner:
                     (reason, detail) = (DeadLetterReasons.UnknownOwner,
@@ -228,6 +223,22 @@ public sealed partial class MessageIngestor
         return IngestResult.Stored;
     }
 
+    /// <summary>
+    /// A new reader whose check-in was recorded: registered now. Past its hub's <c>Ingestion:MaxNewDevicesPerHubPerHour</c>
+    /// it is not (a later check-in registers it); the arrival it carried is recorded all the same.
+    /// </summary>
+    private async Task RegisterReaderAsync(SaitoTopic topic, CancellationToken cancellationToken)
+    {
+        if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is { } id)
+        {
+            _activity?.Seen(id);
+        }
+        else if (TakeLogSlot())
+        {
+            LogReaderNotRegistered(topic.Device, topic.Hub);
+        }
+    }
+
     /// <summary>A message from a new device its hub may not register now: one dead letter with the whole message.</summary>
     private async Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, SaitoTopic topic, CancellationToken cancellationToken)
     {
@@ -248,6 +259,15 @@ public sealed partial class MessageIngestor
     /// </summary>
     private void LogRejection(string topic, string reason, string detail)
     {
+        if (TakeLogSlot())
+        {
+            LogRejected(topic, reason, detail);
+        }
+    }
+
+    /// <summary>One of the <see cref="LogBurst"/> lines a minute (and the count of those left out before it), or false.</summary>
+    private bool TakeLogSlot()
+    {
         int suppressed = 0;
         lock (_logWindowLock)
         {
@@ -263,7 +283,7 @@ public sealed partial class MessageIngestor
             if (_loggedInWindow >= LogBurst)
             {
                 _suppressedInWindow++;
-                return;
+                return false;
             }
 
             _loggedInWindow++;
@@ -274,7 +294,7 @@ public sealed partial class MessageIngestor
             LogSuppressed(suppressed);
         }
 
-        LogRejected(topic, reason, detail);
+        return true;
     }
 
     private const int LogBurst = 20;
@@ -284,6 +304,9 @@ public sealed partial class MessageIngestor
 
     [LoggerMessage(2103, LogLevel.Warning, "{Count} more rejected message(s) in the last minute were not logged; all are in the dead_letter table")]
     private partial void LogSuppressed(int count);
+
+    [LoggerMessage(2104, LogLevel.Warning, "Reader {Serial}'s check-in was recorded, but hub {Hub} is past Ingestion:MaxNewDevicesPerHubPerHour: the reader is registered with a later check-in")]
+    private partial void LogReaderNotRegistered(string serial, string hub);
 
     [LoggerMessage(2102, LogLevel.Information, "Device {Serial} (id {Id}) said hello: kind {Kind}, firmware {Firmware}")]
     private partial void LogHello(string serial, int id, string? kind, string? firmware);

@@ -15,7 +15,7 @@ internal sealed class WriterPoolStorageReady(ReadingWriterPool writers) : IStora
 /// <summary>Check-ins from fingerprint readers (MQTT) into the registry; committed before the message is acknowledged.</summary>
 internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryMigrator migrator, Dashboard.LiveSignal live) : ICheckInRecorder
 {
-    public async Task<CheckInRecording> RecordAsync(string readerSerial, int readerDeviceId, CheckInMessage checkIn, CancellationToken cancellationToken)
+    public async Task<CheckInRecording> RecordAsync(string readerSerial, CheckInMessage checkIn, CancellationToken cancellationToken)
     {
         try
         {

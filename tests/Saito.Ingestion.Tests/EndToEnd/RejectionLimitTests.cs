@@ -56,6 +56,7 @@ public sealed class RejectionLimitTests
         [
             ("biosensor", "not json"), ("biosensor", """{"ts":1,"hr":72}"""), ("biosensor", """[0,0,0]"""), ("biosensor", """{"hr":"fast"}"""),
             ("biosensor", "[]"), ("checkin", "not json"), ("checkin", """{"owner":"someone"}"""),
+            ("checkin", """{"owner":17}"""), // readable, but the registry has no owner 17: unknown-owner
         ];
         for (int i = 0; i < garbage.Length; i++)
         {
@@ -69,6 +70,7 @@ public sealed class RejectionLimitTests
         letters.Select(l => l.Topic).Distinct().Count().ShouldBe(garbage.Length, "each bad payload is recorded");
         letters.ShouldNotContain(l => l.Reason == DeadLetterReasons.TooManyNewDevices);
         letters.Count(l => l.Reason == DeadLetterReasons.BadCheckIn).ShouldBe(2);
+        letters.Count(l => l.Reason == DeadLetterReasons.UnknownOwner).ShouldBe(1);
 
         // A message with a good reading among bad ones registers its device, and its good reading is stored under it.
         long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000;
