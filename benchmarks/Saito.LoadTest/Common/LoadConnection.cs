@@ -130,39 +130,25 @@ internal sealed class LoadConnection : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        try
-        {
-            await SendAsync(new DisconnectPacket(), CancellationToken.None);
-        }
-        catch (Exception ex) when (IsGone(ex))
-        {
-            // Already gone.
-        }
-
-        // The writer first: completing it flushes what it still holds (a DISCONNECT whose send failed), which needs the
-        // stream the reader's completion disposes. A connection the broker already closed has nothing more to say, and
-        // closing it must not fail the run (nor hide the error that ended it).
-        try
-        {
-            await _output.CompleteAsync();
-        }
-        catch (Exception ex) when (IsGone(ex))
-        {
-            // Already gone.
-        }
-
-        try
-        {
-            await _input.CompleteAsync();
-        }
-        catch (Exception ex) when (IsGone(ex))
-        {
-            // Already gone.
-        }
-
+        // The writer before the reader: completing it flushes what it still holds (a DISCONNECT whose send failed),
+        // which needs the stream the reader's completion disposes. A connection the broker already closed has nothing
+        // more to say, and closing it must not fail the run (nor hide the error that ended it).
+        await UnlessGoneAsync(() => SendAsync(new DisconnectPacket(), CancellationToken.None));
+        await UnlessGoneAsync(() => _output.CompleteAsync());
+        await UnlessGoneAsync(() => _input.CompleteAsync());
         _socket.Dispose();
         _writeLock.Dispose();
     }
 
-    private static bool IsGone(Exception ex) => ex is IOException or SocketException or ObjectDisposedException or InvalidOperationException;
+    private static async ValueTask UnlessGoneAsync(Func<ValueTask> step)
+    {
+        try
+        {
+            await step();
+        }
+        catch (Exception ex) when (ex is IOException or SocketException or ObjectDisposedException or InvalidOperationException)
+        {
+            // Already gone.
+        }
+    }
 }

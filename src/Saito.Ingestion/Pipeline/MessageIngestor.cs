@@ -114,16 +114,12 @@ public sealed partial class MessageIngestor
             return await CheckInAsync(message, topic, known ? deviceId : null, cancellationToken);
         }
 
+        // A new serial is registered only for a message with a reading in it: garbage on invented serials leaves dead
+        // letters, not permanent device rows. Its readings are parsed first (device 0) and get the id once it has one.
         var readings = new List<Reading>();
-        if (known)
+        _parser.Parse(Context(topic, known ? deviceId : 0, message), message.Payload.Span, readings, deadLetters);
+        if (!known)
         {
-            _parser.Parse(Context(topic, deviceId, message), message.Payload.Span, readings, deadLetters);
-        }
-        else
-        {
-            // A new serial is registered only for a message with a reading in it: garbage on invented serials leaves
-            // dead letters, not permanent device rows. Its readings are parsed first and get the id once it has one.
-            _parser.Parse(Context(topic, 0, message), message.Payload.Span, readings, deadLetters);
             if (readings.Count == 0)
             {
                 return await SubmitParsedAsync(message, topic, readings, deadLetters, cancellationToken);
