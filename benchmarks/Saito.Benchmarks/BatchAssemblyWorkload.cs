@@ -75,8 +75,11 @@ internal sealed class OrderingStore(KeyStrategy keys) : IReadingStore
     public Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken) =>
         throw new NotSupportedException("the batch benchmarks register no devices");
 
-    public Task<IReadOnlyList<int>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken) =>
+    public Task<IReadOnlyList<RegisteredDevice>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken) =>
         throw new NotSupportedException("the batch benchmarks register no devices");
+
+    public Task<IReadOnlyDictionary<string, string>> LoadDeviceHubsAsync(string? serial, CancellationToken cancellationToken) =>
+        Task.FromResult<IReadOnlyDictionary<string, string>>(new Dictionary<string, string>());
 
     public Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken) =>
         throw new NotSupportedException();

@@ -74,6 +74,12 @@ public static class DeadLetterReasons
     public const string TooManyNewDevices = "too-many-new-devices";
 
     /// <summary>
+    /// A message (readings, hello or check-in) for a device bound to a hub of another site (<c>saito hubs add … --site</c>):
+    /// nothing of it is stored; the device stays bound to its hub.
+    /// </summary>
+    public const string DeviceOfAnotherSite = "device-of-another-site";
+
+    /// <summary>
     /// A reading whose key (device, channel, time) is stored already with a different value for one of its fields: the
     /// stored value is kept, and the reading is kept here (as Saito JSON). Values the stored reading lacked are added to it.
     /// </summary>
@@ -102,7 +108,7 @@ public static class DeadLetterReasons
     [
         BadTopic, PayloadTooLarge, Empty, MalformedJson, MalformedSenML, WrongType, MissingField, DuplicateField,
         WrongKind, NotFinite, OutOfRange, BadTimestamp, TimestampFuture, TimestampPast, BadChannel, UnknownName,
-        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, ConflictingReading, BadHello, BadCheckIn, UnknownOwner,
+        UnitMismatch, TooManyReadings, TooManyRejections, TooManyNewDevices, DeviceOfAnotherSite, ConflictingReading, BadHello, BadCheckIn, UnknownOwner,
         NotCheckedIn, RegistryUnavailable,
     ];
 }

@@ -28,6 +28,10 @@ public static class SaitoApp
             builder.AddSaitoMqttBroker();
             builder.AddSaitoSecurity();
         }
+        else
+        {
+            SecurityExtensions.AddHubSites(builder.Services);
+        }
 
         builder.AddSaitoRegistryGlue();
         builder.AddSaitoApi();

@@ -25,6 +25,12 @@ public interface IReadingStore : IAsyncDisposable
     Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken);
 
     /// <summary>
+    /// The hub each device is bound to (its <c>hub</c> column; devices without one are left out): every device's, or
+    /// the one device's with <paramref name="serial"/> (empty when it has none or is not registered).
+    /// </summary>
+    Task<IReadOnlyDictionary<string, string>> LoadDeviceHubsAsync(string? serial, CancellationToken cancellationToken);
+
+    /// <summary>
     /// The id of the device with this serial, registering it (no owner) when it is new; with an announcement
     /// (a hello message), records what the device says of itself. Safe when two writers register the same
     /// serial at once: both get the same id.
@@ -33,10 +39,12 @@ public interface IReadingStore : IAsyncDisposable
 
     /// <summary>
     /// <see cref="RegisterDeviceAsync"/> for many devices in one statement and one transaction (SQLite: one transaction):
-    /// their ids, in the order given. A serial given twice gets one row; of its announcements, later ones overwrite
-    /// what they state (<see cref="DeviceRegistration.Distinct"/>).
+    /// their ids and the hubs they are bound to as stored after it, in the order given. A serial given twice gets one
+    /// row; of its announcements, later ones overwrite what they state (<see cref="DeviceRegistration.Distinct"/>). A new
+    /// device is bound to its registration's hub; a hello binds the device to the hub it came through; a registration
+    /// without a hello leaves a registered device's hub as it is.
     /// </summary>
-    Task<IReadOnlyList<int>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken);
+    Task<IReadOnlyList<RegisteredDevice>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken);
 
     /// <summary>
     /// Commits the batch in one transaction: readings into the hot tables of the configured key strategy
@@ -75,9 +83,16 @@ public interface IReadingStore : IAsyncDisposable
     }
 }
 
-/// <summary>A device to register (<see cref="IReadingStore.RegisterDevicesAsync"/>): its serial, and its hello if it sent one.</summary>
-public readonly record struct DeviceRegistration(string Serial, DeviceAnnouncement? Announcement)
+/// <summary>
+/// A device to register (<see cref="IReadingStore.RegisterDevicesAsync"/>): its serial, its hello if it sent one, and
+/// the hub it came through (recorded when the device is new; a hello's own <see cref="DeviceAnnouncement.Hub"/> is
+/// recorded whether it is new or not).
+/// </summary>
+public readonly record struct DeviceRegistration(string Serial, DeviceAnnouncement? Announcement, string? Hub = null)
 {
+    /// <summary>The hub a new row gets: the hello's, else the registration's.</summary>
+    public string? NewHub => Announcement?.Hub ?? Hub;
+
     /// <summary>
     /// One registration per serial, in ordinal order of serial: the announcements of a serial given more than once are
     /// merged in the order given (a later one overwrites what it states, keeps what it leaves out), as registering them
@@ -86,14 +101,16 @@ public readonly record struct DeviceRegistration(string Serial, DeviceAnnounceme
     public static IReadOnlyList<DeviceRegistration> Distinct(IReadOnlyList<DeviceRegistration> devices)
     {
         ArgumentNullException.ThrowIfNull(devices);
-        var merged = new SortedDictionary<string, DeviceAnnouncement?>(StringComparer.Ordinal);
-        foreach (var (serial, announcement) in devices)
+        var merged = new SortedDictionary<string, (DeviceAnnouncement? Announcement, string? Hub)>(StringComparer.Ordinal);
+        foreach (var (serial, announcement, hub) in devices)
         {
             ArgumentException.ThrowIfNullOrEmpty(serial);
-            merged[serial] = merged.TryGetValue(serial, out var earlier) ? Merge(earlier, announcement) : announcement;
+            merged[serial] = merged.TryGetValue(serial, out var earlier)
+                ? (Merge(earlier.Announcement, announcement), earlier.Hub ?? hub)
+                : (announcement, hub);
         }
 
-        return merged.Select(p => new DeviceRegistration(p.Key, p.Value)).ToList();
+        return merged.Select(p => new DeviceRegistration(p.Key, p.Value.Announcement, p.Value.Hub)).ToList();
     }
 
     private static DeviceAnnouncement? Merge(DeviceAnnouncement? earlier, DeviceAnnouncement? later) =>
@@ -101,6 +118,9 @@ public readonly record struct DeviceRegistration(string Serial, DeviceAnnounceme
             ? later ?? earlier
             : new DeviceAnnouncement(later.Kind ?? earlier.Kind, later.Channels ?? earlier.Channels, later.Firmware ?? earlier.Firmware, later.Hub ?? earlier.Hub);
 }
+
+/// <summary>A registered device (<see cref="IReadingStore.RegisterDevicesAsync"/>): its id, and the hub it is bound to (null: none yet).</summary>
+public readonly record struct RegisteredDevice(int Id, string? Hub);
 
 /// <summary>What <see cref="IReadingStore.EnsureSchemaAsync"/> found and did.</summary>
 public sealed record SchemaReport(IReadOnlyList<string> Created, IReadOnlyList<string> Existing)

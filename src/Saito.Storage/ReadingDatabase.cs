@@ -35,9 +35,9 @@ public abstract partial class ReadingDatabase : IReadingStore
     public abstract Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken);
 
     public async Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken) =>
-        (await RegisterDevicesAsync([new DeviceRegistration(serial, announcement)], cancellationToken))[0];
+        (await RegisterDevicesAsync([new DeviceRegistration(serial, announcement)], cancellationToken))[0].Id;
 
-    public async Task<IReadOnlyList<int>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
+    public async Task<IReadOnlyList<RegisteredDevice>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(devices);
         if (devices.Count == 0)
@@ -46,12 +46,12 @@ public abstract partial class ReadingDatabase : IReadingStore
         }
 
         var distinct = DeviceRegistration.Distinct(devices);
-        var ids = await RegisterDistinctAsync(distinct, cancellationToken);
-        var result = new int[devices.Count];
+        var registered = await RegisterDistinctAsync(distinct, cancellationToken);
+        var result = new RegisteredDevice[devices.Count];
         for (int i = 0; i < devices.Count; i++)
         {
-            result[i] = ids.TryGetValue(devices[i].Serial, out int id)
-                ? id
+            result[i] = registered.TryGetValue(devices[i].Serial, out var device)
+                ? device
                 : throw new InvalidOperationException($"Device '{devices[i].Serial}' could not be registered: the database returned no id for it.");
         }
 
@@ -60,9 +60,11 @@ public abstract partial class ReadingDatabase : IReadingStore
 
     /// <summary>
     /// Registers <paramref name="devices"/> (one entry per serial, in ordinal order of serial: two Saito instances
-    /// registering overlapping serials lock their rows in the same order) in one transaction; serial to id.
+    /// registering overlapping serials lock their rows in the same order) in one transaction; serial to id and hub as
+    /// stored after it. A new row gets <see cref="DeviceRegistration.NewHub"/>; an existing row's hub changes only with
+    /// a hello that names one.
     /// </summary>
-    private protected abstract Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken);
+    private protected abstract Task<IReadOnlyDictionary<string, RegisteredDevice>> RegisterDistinctAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken);
 
     public abstract Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken);
 
@@ -135,6 +137,26 @@ public abstract partial class ReadingDatabase : IReadingStore
         }
 
         return devices;
+    }
+
+    public async Task<IReadOnlyDictionary<string, string>> LoadDeviceHubsAsync(string? serial, CancellationToken cancellationToken)
+    {
+        await using var connection = await OpenAsync(StorageTier.Hot, cancellationToken);
+        string sql = $"SELECT {Columns(["serial", "hub"])} FROM {Table(ReadingTables.DeviceTable)} WHERE {Column("hub")} IS NOT NULL";
+        await using var command = Command(connection, serial is null ? sql + End : $"{sql} AND {Column("serial")} = {Parameter("serial")}{End}");
+        if (serial is not null)
+        {
+            command.Add(Parameter("serial"), serial);
+        }
+
+        await using var reader = await command.ExecuteReaderAsync(cancellationToken);
+        var hubs = new Dictionary<string, string>(StringComparer.Ordinal);
+        while (await reader.ReadAsync(cancellationToken))
+        {
+            hubs[reader.GetString(0)] = reader.GetString(1);
+        }
+
+        return hubs;
     }
 
     public async Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken)

@@ -48,13 +48,14 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
     public long Registered => Interlocked.Read(ref _registered);
 
     /// <summary>
-    /// The device's id once the batch it joins is committed. Not tied to a caller's token: others may be waiting for
-    /// the same batch (callers stop waiting with <c>WaitAsync</c>); it ends when it is committed, refused, or Saito stops.
+    /// The device's id and hub once the batch it joins is committed (<paramref name="hub"/>: the hub it came through,
+    /// recorded if it is new). Not tied to a caller's token: others may be waiting for the same batch (callers stop
+    /// waiting with <c>WaitAsync</c>); it ends when it is committed, refused, or Saito stops.
     /// </summary>
-    public Task<int> RegisterAsync(string serial, DeviceAnnouncement? announcement)
+    public Task<RegisteredDevice> RegisterAsync(string serial, DeviceAnnouncement? announcement, string? hub = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(serial);
-        var pending = new Pending(new DeviceRegistration(serial, announcement));
+        var pending = new Pending(new DeviceRegistration(serial, announcement, hub));
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
@@ -104,7 +105,7 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
         var devices = batch.ConvertAll(p => p.Device);
         try
         {
-            var ids = await _retry.ExecuteAsync(
+            var registered = await _retry.ExecuteAsync(
                 async ct =>
                 {
                     Interlocked.Increment(ref _calls);
@@ -113,7 +114,7 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
                 _stopping.Token);
             for (int i = 0; i < batch.Count; i++)
             {
-                batch[i].Id.TrySetResult(ids[i]);
+                batch[i].Id.TrySetResult(registered[i]);
             }
 
             Interlocked.Add(ref _registered, batch.Count);
@@ -168,7 +169,7 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
     {
         public DeviceRegistration Device { get; } = device;
 
-        public TaskCompletionSource<int> Id { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        public TaskCompletionSource<RegisteredDevice> Id { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
     }
 
     [LoggerMessage(2150, LogLevel.Debug, "Registered {Count} device(s) in one batch")]

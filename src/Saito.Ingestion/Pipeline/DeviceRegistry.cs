@@ -13,14 +13,21 @@ namespace Saito.Ingestion.Pipeline;
 /// counts against its hub's <see cref="NewDeviceLimiter"/> once; past it, the serial is not registered (null) and the
 /// caller dead-letters the message. Known serials are never limited. New serials (and hellos) are registered in
 /// batches by one <see cref="DeviceRegistrar"/>: one connection and one statement for all that arrive together.
+/// It also knows the hub each device is bound to (<see cref="HubOf"/>: the hub that registered it, or that its last
+/// hello came through), for <see cref="IHubSites"/>' check that a hub sends only for devices of its own site.
 /// </summary>
-public sealed class DeviceRegistry : IAsyncDisposable
+public sealed partial class DeviceRegistry : IAsyncDisposable
 {
     private readonly IReadingStore _store;
     private readonly NewDeviceLimiter _limiter;
     private readonly ResiliencePipeline _retry;
     private readonly DeviceRegistrar _registrar;
     private readonly ConcurrentDictionary<string, int> _ids = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, string> _hubs = new(StringComparer.Ordinal);
+
+    // When each device's hub was last read from the database (Environment.TickCount64), for HubRecheck.
+    private readonly ConcurrentDictionary<string, long> _hubsRead = new(StringComparer.Ordinal);
+    private readonly ILogger _logger;
 
     // Registrations in flight, by serial; read and written under _admitting, so that a new serial is admitted (and
     // counted against its hub) once however many of its messages arrive together.
@@ -34,7 +41,14 @@ public sealed class DeviceRegistry : IAsyncDisposable
         _limiter = limiter;
         _retry = resilience.Pipeline;
         _registrar = new DeviceRegistrar(store, _retry, logger);
+        _logger = (ILogger?)logger ?? Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
     }
+
+    /// <summary>
+    /// How often, at most, a device's hub is read again from the database when a hub of another site sends for it (a
+    /// move by staff, or another Saito instance, may have changed it): 30 seconds.
+    /// </summary>
+    public static TimeSpan HubRecheck { get; } = TimeSpan.FromSeconds(30);
 
     public int Count => _ids.Count;
 
@@ -47,6 +61,54 @@ public sealed class DeviceRegistry : IAsyncDisposable
         foreach (var (serial, id) in devices)
         {
             _ids[serial] = id;
+        }
+
+        var hubs = await _retry.ExecuteAsync(async ct => await _store.LoadDeviceHubsAsync(null, ct), cancellationToken);
+        foreach (var (serial, hub) in hubs)
+        {
+            _hubs[serial] = hub;
+        }
+    }
+
+    /// <summary>The hub a registered device is bound to, as last known here (null: none, or a new serial).</summary>
+    public string? HubOf(string serial) => _hubs.TryGetValue(serial, out string? hub) ? hub : null;
+
+    /// <summary>
+    /// The device's hub as the database has it now, read at most once per <see cref="HubRecheck"/> per device (else, and
+    /// when the database cannot answer, as known here).
+    /// </summary>
+    public async ValueTask<string?> RecheckHubAsync(string serial, CancellationToken cancellationToken)
+    {
+        long now = Environment.TickCount64;
+        if (_hubsRead.TryGetValue(serial, out long read) && now - read < (long)HubRecheck.TotalMilliseconds)
+        {
+            return HubOf(serial);
+        }
+
+        _hubsRead[serial] = now;
+        try
+        {
+            var stored = await _store.LoadDeviceHubsAsync(serial, cancellationToken);
+            Bind(serial, stored.TryGetValue(serial, out string? hub) ? hub : null);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            LogRecheckFailed(ex, serial);
+        }
+
+        return HubOf(serial);
+    }
+
+    /// <summary>Records the hub a device is bound to now (a registration's answer, or a move by staff in this process).</summary>
+    public void Bind(string serial, string? hub)
+    {
+        if (hub is null)
+        {
+            _hubs.TryRemove(serial, out _);
+        }
+        else
+        {
+            _hubs[serial] = hub;
         }
     }
 
@@ -80,7 +142,7 @@ public sealed class DeviceRegistry : IAsyncDisposable
                     return ValueTask.FromResult<int?>(null);
                 }
 
-                registration = RegisterAsync(serial, null);
+                registration = RegisterAsync(serial, null, hub);
                 if (!registration.IsCompleted)
                 {
                     _registering[serial] = registration;
@@ -105,7 +167,7 @@ public sealed class DeviceRegistry : IAsyncDisposable
             }
         }
 
-        return await RegisterAsync(serial, announcement).WaitAsync(cancellationToken);
+        return await RegisterAsync(serial, announcement, hub).WaitAsync(cancellationToken);
     }
 
     /// <summary>Why a device was not registered, for its dead letter (the hub, the limit, the setting).</summary>
@@ -119,13 +181,14 @@ public sealed class DeviceRegistry : IAsyncDisposable
     /// Registers through the registrar, which is not tied to any caller's token (a caller's connection may close), so
     /// the others waiting for the same serial still get its id; then the id is known and the serial no longer in flight.
     /// </summary>
-    private async Task<int> RegisterAsync(string serial, DeviceAnnouncement? announcement)
+    private async Task<int> RegisterAsync(string serial, DeviceAnnouncement? announcement, string hub)
     {
         try
         {
-            int id = await _registrar.RegisterAsync(serial, announcement);
+            var (id, boundTo) = await _registrar.RegisterAsync(serial, announcement, hub);
             lock (_admitting)
             {
+                Bind(serial, boundTo);
                 _ids[serial] = id;
                 RemoveFromFlight(serial, announcement);
             }
@@ -153,4 +216,7 @@ public sealed class DeviceRegistry : IAsyncDisposable
     }
 
     public ValueTask DisposeAsync() => _registrar.DisposeAsync();
+
+    [LoggerMessage(2152, LogLevel.Warning, "Device {Serial}'s hub could not be read again from the database; deciding by the hub known here")]
+    private partial void LogRecheckFailed(Exception exception, string serial);
 }

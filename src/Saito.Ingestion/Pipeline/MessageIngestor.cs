@@ -39,6 +39,7 @@ public sealed partial class MessageIngestor
     private readonly ILogger<MessageIngestor> _logger;
     private readonly ICheckInRecorder? _checkIns;
     private readonly DeviceActivity? _activity;
+    private readonly IHubSites? _sites;
     private readonly IngestionOptions _options;
     private readonly string _prefix;
     private readonly string _prefixWithSlash;
@@ -48,9 +49,11 @@ public sealed partial class MessageIngestor
     private int _suppressedInWindow;
 
     public MessageIngestor(ReadingParser parser, DeviceRegistry registry, ReadingWriterPool writers, IngestionMetrics metrics,
-        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null, DeviceActivity? activity = null)
+        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null, DeviceActivity? activity = null,
+        IHubSites? sites = null)
     {
         _activity = activity;
+        _sites = sites;
         ArgumentNullException.ThrowIfNull(options);
         _options = options.Value;
         _checkIns = checkIns;
@@ -89,6 +92,12 @@ public sealed partial class MessageIngestor
             return IngestResult.Stored;
         }
 
+        bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
+        if (known && await OtherSiteAsync(topic, cancellationToken) is { } otherSite)
+        {
+            return await RefuseAsync(message, topic, DeadLetterReasons.DeviceOfAnotherSite, otherSite, cancellationToken);
+        }
+
         if (topic.Kind == TopicKind.Hello)
         {
             if (_parser.TryParseHello(message.Payload.Span, topic.Hub, out var announcement, out string? helloError))
@@ -108,7 +117,6 @@ public sealed partial class MessageIngestor
             return IngestResult.Stored;
         }
 
-        bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
         if (topic.Kind == TopicKind.CheckIn)
         {
             return await CheckInAsync(message, topic, known ? deviceId : null, cancellationToken);
@@ -236,14 +244,46 @@ public sealed partial class MessageIngestor
     }
 
     /// <summary>A message from a new device its hub may not register now: one dead letter with the whole message.</summary>
-    private async Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, SaitoTopic topic, CancellationToken cancellationToken)
+    private Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, SaitoTopic topic, CancellationToken cancellationToken) =>
+        RefuseAsync(message, topic, DeadLetterReasons.TooManyNewDevices, _registry.RefusalDetail(topic.Device, topic.Hub), cancellationToken);
+
+    /// <summary>A whole message refused for one reason: one dead letter with all of it.</summary>
+    private async Task<IngestResult> RefuseAsync(InboundMessage message, SaitoTopic topic, string reason, string detail, CancellationToken cancellationToken)
     {
-        string detail = _registry.RefusalDetail(topic.Device, topic.Hub);
-        var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.TooManyNewDevices, detail, message.Payload.Span);
-        LogRejection(message.Topic, DeadLetterReasons.TooManyNewDevices, detail);
-        _metrics.DeadLettered(DeadLetterReasons.TooManyNewDevices, IngestionMetrics.KindIndex(topic.Kind));
+        var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, reason, detail, message.Payload.Span);
+        LogRejection(message.Topic, reason, detail);
+        _metrics.DeadLettered(reason, IngestionMetrics.KindIndex(topic.Kind));
         await SubmitAsync(message, [], [letter], cancellationToken);
         return IngestResult.Stored;
+    }
+
+    /// <summary>
+    /// Null when the topic's hub may send for its (registered) device: sites are off, the device is bound to this hub
+    /// or to none, its hub has no site, or both hubs are of one site. Else why not, for the dead letter. Before refusing,
+    /// the device's hub is read again from the database (at most every <see cref="DeviceRegistry.HubRecheck"/>), so a
+    /// move by staff or by another Saito instance is seen.
+    /// </summary>
+    private async ValueTask<string?> OtherSiteAsync(SaitoTopic topic, CancellationToken cancellationToken)
+    {
+        if (_sites is null || _registry.HubOf(topic.Device) is not { } home || home == topic.Hub || OtherSite(topic, home) is null)
+        {
+            return null;
+        }
+
+        return await _registry.RecheckHubAsync(topic.Device, cancellationToken) is { } now && now != topic.Hub ? OtherSite(topic, now) : null;
+    }
+
+    private string? OtherSite(SaitoTopic topic, string home)
+    {
+        if (_sites!.SiteOf(home) is not { } site)
+        {
+            return null;
+        }
+
+        string? sender = _sites.SiteOf(topic.Hub);
+        return sender == site
+            ? null
+            : FormattableString.Invariant($"device {topic.Device} belongs to hub {home} of site {site}; hub {topic.Hub} is {(sender is null ? "of no site" : "of site " + sender)}, so it may not send for it. Nothing of this message is stored. If the device moved, move it: POST /api/devices/{{id}}/move (docs/security.md)");
     }
 
     private Task<WriteOutcome> SubmitAsync(InboundMessage message, List<Reading> readings, List<DeadLetter> deadLetters, CancellationToken cancellationToken) =>

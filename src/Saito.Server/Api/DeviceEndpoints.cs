@@ -39,6 +39,10 @@ public sealed record NewDeviceRequest(
 
 public sealed record DeviceRequest([property: Required] string Kind, [property: Range(1, 65536)] int? Channels);
 
+/// <summary>Where a device moved: the hub it is bound to from now on (and so that hub's site).</summary>
+public sealed record DeviceMoveRequest(
+    [property: Required, RegularExpression("^[A-Za-z0-9._-]{1,64}$", ErrorMessage = "a hub's name has 1 to 64 letters, digits, '.', '_' or '-'")] string Hub);
+
 public sealed record AssignmentView(int Id, int DeviceId, string Serial, int OwnerId, string OwnerName, DateTimeOffset From, DateTimeOffset? To, string AssignedBy, string? Note);
 
 public sealed record AssignRequest([property: Required] int? DeviceId, [property: Required] int? OwnerId, DateTimeOffset? From, [property: StringLength(RegistryDbContext.NoteLength)] string? Note);
@@ -65,6 +69,8 @@ internal static class DeviceEndpoints
         devices.MapGet("/{id:int}", GetAsync).RequireAuthorization(ApiPolicies.ReadDevices).WithSummary("One device and who has it");
         devices.MapPost("/", CreateAsync).RequireAuthorization(ApiPolicies.ManageDevices).WithSummary("Add a device by hand (before it is first seen)");
         devices.MapPut("/{id:int}", UpdateAsync).RequireAuthorization(ApiPolicies.ManageDevices).WithSummary("Set a device's kind and channels");
+        devices.MapPost("/{id:int}/move", MoveAsync).RequireAuthorization(ApiPolicies.ManageDevices)
+            .WithSummary("Bind a device to another hub, and so to that hub's site (a device moved between sites; docs/security.md)");
         devices.MapPost("/{id:int}/retire", RetireAsync).RequireAuthorization(ApiPolicies.ManageDevices).WithSummary("Take a device out of use (ends its assignment)");
 
         var assignments = api.MapGroup("/assignments").WithTags("Devices");
@@ -167,6 +173,24 @@ internal static class DeviceEndpoints
         device.Kind = request.Kind;
         device.Channels = request.Channels ?? device.Channels;
         await db.SaveChangesAsync(cancellationToken);
+        return TypedResults.Ok(await Views(db.Devices.Where(d => d.Id == id)).SingleAsync(cancellationToken));
+    }
+
+    /// <summary>
+    /// The device is bound to <see cref="DeviceMoveRequest.Hub"/>: hubs of that hub's site may send for it from now on
+    /// (this Saito at once; another instance sharing the database at the next refused message, within
+    /// <see cref="Saito.Ingestion.Pipeline.DeviceRegistry.HubRecheck"/>).
+    /// </summary>
+    private static async Task<IResult> MoveAsync(int id, DeviceMoveRequest request, RegistryDbContext db, IServiceProvider services, CancellationToken cancellationToken)
+    {
+        if (await db.Devices.SingleOrDefaultAsync(d => d.Id == id, cancellationToken) is not { } device)
+        {
+            return Problems.NotFound("device", id);
+        }
+
+        device.Hub = request.Hub;
+        await db.SaveChangesAsync(cancellationToken);
+        services.GetService<Saito.Ingestion.Pipeline.DeviceRegistry>()?.Bind(device.Serial, device.Hub);
         return TypedResults.Ok(await Views(db.Devices.Where(d => d.Id == id)).SingleAsync(cancellationToken));
     }
 

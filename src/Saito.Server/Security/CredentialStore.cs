@@ -13,6 +13,12 @@ public sealed class Credential
     /// <summary>The secret's hash (<see cref="SecretHash"/>); null for a client that signs in with a certificate only.</summary>
     public string? SecretHash { get; set; }
 
+    /// <summary>
+    /// A hub's site (<see cref="Saito.Ingestion.Pipeline.IHubSites"/>): devices bound to it may send only through hubs
+    /// of the same site; null: none, its devices roam to every hub.
+    /// </summary>
+    public string? Site { get; set; }
+
     public bool Disabled { get; set; }
     public DateTimeOffset Created { get; init; }
     public DateTimeOffset? Rotated { get; set; }

@@ -8,7 +8,8 @@ namespace Saito.Server.Security;
 /// <c>saito hubs ...</c> and <c>saito clients ...</c>: who may connect to the broker. Changes the credentials file
 /// (<c>Security:CredentialsFile</c>, or <c>--file</c>); a running server picks the change up at the next CONNECT.
 /// <code>
-/// saito hubs add hub-1                          # prints hub-1's secret, once
+/// saito hubs add hub-1 [--site north]           # prints hub-1's secret, once
+/// saito hubs site hub-1 north | site hub-1 --none # its devices send only through hubs of its site
 /// saito hubs list | rotate hub-1 | disable hub-1 | enable hub-1 | remove hub-1
 /// saito clients add dashboard --role dashboard  # a client that may read every hub's readings
 /// </code>
@@ -84,10 +85,15 @@ public static class CredentialsCli
 
         var addName = nameArgument();
         var roles = new Option<string[]>("--role") { Description = "A role (repeat for several), e.g. dashboard or integration", Required = !hubs, AllowMultipleArgumentsPerToken = true };
+        var addSite = new Option<string?>("--site") { Description = "The hub's site: devices it registers send only through hubs of this site (default: none, they roam to every hub)" };
         var add = new Command("add", $"Add a {noun} and print its new secret (shown once; only its hash is kept).") { addName };
         if (!hubs)
         {
             add.Options.Add(roles);
+        }
+        else
+        {
+            add.Options.Add(addSite);
         }
 
         add.SetAction(parse =>
@@ -99,6 +105,7 @@ public static class CredentialsCli
             }
 
             List<string> given = hubs ? [CredentialStore.HubRole] : [.. parse.GetValue(roles) ?? []];
+            string? site = hubs ? ValidSite(parse.GetValue(addSite)) : null;
             string secret = SecretHash.NewSecret();
             var store = Store(parse);
             store.Update(clients =>
@@ -112,6 +119,7 @@ public static class CredentialsCli
                 {
                     Name = who,
                     Roles = given,
+                    Site = site,
                     SecretHash = SecretHash.Hash(secret, settings.HashIterations),
                     Created = DateTimeOffset.UtcNow,
                 });
@@ -130,7 +138,7 @@ public static class CredentialsCli
             var shown = store.Load().Where(c => !hubs || c.IsHub).OrderBy(c => c.Name, StringComparer.Ordinal).ToList();
             if (parse.GetValue(json))
             {
-                output.WriteLine(JsonSerializer.Serialize(shown.Select(c => new { c.Name, c.Roles, state = c.Disabled ? "disabled" : "enabled", c.Created, c.Rotated }),
+                output.WriteLine(JsonSerializer.Serialize(shown.Select(c => new { c.Name, c.Roles, c.Site, state = c.Disabled ? "disabled" : "enabled", c.Created, c.Rotated }),
                     s_json));
                 return 0;
             }
@@ -141,11 +149,11 @@ public static class CredentialsCli
                 return 0;
             }
 
-            output.WriteLine($"{"NAME",-24} {"ROLES",-24} {"STATE",-9} {"ADDED",-20} ROTATED");
+            output.WriteLine($"{"NAME",-24} {"ROLES",-24} {"SITE",-16} {"STATE",-9} {"ADDED",-20} ROTATED");
             foreach (var c in shown)
             {
                 output.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                    $"{c.Name,-24} {string.Join(',', c.Roles),-24} {(c.Disabled ? "disabled" : "enabled"),-9} {c.Created:yyyy-MM-dd HH:mm}Z{"",3} {(c.Rotated is { } r ? r.ToString("yyyy-MM-dd HH:mm'Z'", CultureInfo.InvariantCulture) : "-")}"));
+                    $"{c.Name,-24} {string.Join(',', c.Roles),-24} {c.Site ?? "-",-16} {(c.Disabled ? "disabled" : "enabled"),-9} {c.Created:yyyy-MM-dd HH:mm}Z{"",3} {(c.Rotated is { } r ? r.ToString("yyyy-MM-dd HH:mm'Z'", CultureInfo.InvariantCulture) : "-")}"));
             }
 
             return 0;
@@ -189,8 +197,44 @@ public static class CredentialsCli
             return 0;
         });
 
-        return new Command(name, description) { add, list, rotate, disable, enable, remove };
+        var group = new Command(name, description) { add, list, rotate, disable, enable, remove };
+        if (hubs)
+        {
+            var siteName = nameArgument();
+            var siteValue = new Argument<string?>("site") { Description = "The site (letters, digits, '.', '_' and '-')", Arity = ArgumentArity.ZeroOrOne };
+            var none = new Option<bool>("--none") { Description = "No site: the devices bound to this hub roam to every hub" };
+            var setSite = new Command("site", "Set a hub's site: the devices bound to it then send only through hubs of that site (a hub of another site, or of none, is refused: dead letter device-of-another-site).")
+            {
+                siteName, siteValue, none,
+            };
+            setSite.SetAction(parse =>
+            {
+                string who = parse.GetValue(siteName)!;
+                string? given = parse.GetValue(siteValue);
+                bool clear = parse.GetValue(none);
+                if (clear == (given is not null))
+                {
+                    throw new CredentialsException("Give a site (saito hubs site hub-1 north) or --none, not both or neither.");
+                }
+
+                string? site = clear ? null : ValidSite(given);
+                var store = Store(parse);
+                Change(store, who, hubs: true, c => c.Site = site);
+                output.WriteLine(site is null
+                    ? $"{who} has no site: the devices bound to it may send through every hub ({store.Path})."
+                    : $"{who} is of site {site}: the devices bound to it may send only through hubs of site {site} ({store.Path}).");
+                return 0;
+            });
+            group.Subcommands.Add(setSite);
+        }
+
+        return group;
     }
+
+    private static string? ValidSite(string? site) =>
+        site is null || CredentialStore.IsValidName(site)
+            ? site
+            : throw new CredentialsException($"'{site}' is not a valid site: use letters, digits, '.', '_' and '-' (1 to 64 characters).");
 
     private static int SetDisabled(ParseResult parse, CredentialStore store, string who, bool hubs, bool disabled, TextWriter output)
     {

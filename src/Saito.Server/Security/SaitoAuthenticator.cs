@@ -9,8 +9,9 @@ namespace Saito.Server.Security;
 /// <summary>
 /// Checks MQTT credentials against the credentials file: the user name is the client's name, the password its secret;
 /// or a TLS client certificate (already chained to <c>Mqtt:ClientCaPath</c> by the TLS layer) whose common name is the
-/// client's name. A disabled client, an unknown name or a wrong secret is refused. The file is reread when it changes,
-/// so <c>saito hubs rotate</c> or <c>disable</c> takes effect at the next CONNECT without a restart.
+/// client's name. A disabled client, an unknown name or a wrong secret is refused. The file is reread when it changes
+/// (<see cref="CredentialsCache"/>), so <c>saito hubs rotate</c> or <c>disable</c> takes effect at the next CONNECT
+/// without a restart.
 /// </summary>
 /// <remarks>
 /// PBKDF2 is deliberately slow, so a success is remembered (the SHA-256 of the secret, per client and stored hash) and a
@@ -19,17 +20,14 @@ namespace Saito.Server.Security;
 /// its window is refused without a check (<see cref="FailedLogins"/>), so a few flooding addresses do not keep every
 /// other hub waiting behind their checks.
 /// </remarks>
-internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> options, ILogger<SaitoAuthenticator> logger) : IMqttAuthenticator, IDisposable
+internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> options, CredentialsCache credentials, ILogger<SaitoAuthenticator> logger)
+    : IMqttAuthenticator, IDisposable
 {
-    private readonly CredentialStore _store = new(options.Value.CredentialsFile);
     private readonly SemaphoreSlim _hashing = new(1, 1);
     private readonly FailedLogins _failures = new(options.Value.MaxFailedLoginsPerAddress, TimeSpan.FromSeconds(options.Value.FailedLoginWindowSeconds));
     private readonly ConcurrentDictionary<string, (string Hash, byte[] Digest)> _verified = new(StringComparer.Ordinal);
-    private readonly Lock _reloadLock = new();
-    private (DateTime Written, long Length) _stamp;
-    private Dictionary<string, Credential> _clients = new(StringComparer.Ordinal);
 
-    public string CredentialsPath => _store.Path;
+    public string CredentialsPath => credentials.Path;
 
     public async ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
     {
@@ -61,7 +59,7 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
 
     private async ValueTask<MqttAuthenticationOutcome> CheckAsync(MqttAuthenticationContext context, CancellationToken cancellationToken)
     {
-        var clients = Current();
+        var clients = credentials.Current();
         string remote = context.RemoteEndPoint?.ToString() ?? "?";
         string? certificateName = context.ClientCertificate?.GetNameInfo(X509NameType.SimpleName, forIssuer: false);
         string? name = context.UserName ?? certificateName;
@@ -120,33 +118,6 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
 
     private static MqttClientIdentity Identity(Credential client) => new(client.Name, client.Roles);
 
-    /// <summary>The clients as the file says now (reread when its time stamp or length changed; a file that cannot be read keeps the last good set).</summary>
-    private Dictionary<string, Credential> Current()
-    {
-        var info = new FileInfo(_store.Path);
-        var stamp = info.Exists ? (info.LastWriteTimeUtc, info.Length) : (DateTime.MinValue, -1L);
-        lock (_reloadLock)
-        {
-            if (stamp == _stamp)
-            {
-                return _clients;
-            }
-
-            try
-            {
-                _clients = _store.Load().ToDictionary(c => c.Name, StringComparer.Ordinal);
-                _stamp = stamp;
-                LogLoaded(_store.Path, _clients.Count);
-            }
-            catch (Exception ex) when (ex is IOException or System.Text.Json.JsonException or InvalidDataException or UnauthorizedAccessException)
-            {
-                LogUnreadable(_store.Path, ex.Message);
-            }
-
-            return _clients;
-        }
-    }
-
     public void Dispose() => _hashing.Dispose();
 
     [LoggerMessage(4001, LogLevel.Warning, "MQTT client '{Name}' from {Remote} refused: {Why}")]
@@ -154,10 +125,4 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
 
     [LoggerMessage(4004, LogLevel.Warning, "MQTT logins from {Address} refused without a check for the rest of the window: {Max} failed in {WindowSeconds} s (Security:MaxFailedLoginsPerAddress)")]
     private partial void LogBlocked(string address, int max, int windowSeconds);
-
-    [LoggerMessage(4002, LogLevel.Information, "Credentials file {Path}: {Count} client(s)")]
-    private partial void LogLoaded(string path, int count);
-
-    [LoggerMessage(4003, LogLevel.Error, "Credentials file {Path} cannot be read ({Detail}); keeping the clients read before")]
-    private partial void LogUnreadable(string path, string detail);
 }

@@ -10,10 +10,28 @@ public static class SecurityExtensions
     {
         ArgumentNullException.ThrowIfNull(builder);
         AddSecurityOptions(builder.Services);
+        AddHubSites(builder.Services);
         builder.Services.AddSingleton<SaitoAuthenticator>();
         builder.Services.AddSingleton<IMqttAuthenticator>(sp => sp.GetRequiredService<SaitoAuthenticator>());
         builder.Services.AddSingleton<IMqttAuthorizer, SaitoTopicAuthorizer>();
         return builder;
+    }
+
+    /// <summary>
+    /// The credentials file (read again when it changes) and the hubs' sites from it, which ingestion checks a device's
+    /// hub against (<see cref="Saito.Ingestion.Pipeline.IHubSites"/>); with an external broker too, where the file holds
+    /// the hubs' sites only.
+    /// </summary>
+    internal static void AddHubSites(IServiceCollection services)
+    {
+        AddSecurityOptions(services);
+        if (services.Any(d => d.ServiceType == typeof(CredentialsCache)))
+        {
+            return;
+        }
+
+        services.AddSingleton(sp => new CredentialsCache(sp.GetRequiredService<IOptions<SecurityOptions>>().Value.CredentialsFile, sp.GetRequiredService<ILogger<CredentialsCache>>()));
+        services.AddSingleton<Saito.Ingestion.Pipeline.IHubSites, CredentialHubSites>();
     }
 
     /// <summary>The <c>Security</c> section, bound and validated at start; once, however many parts of Saito ask for it.</summary>

@@ -247,7 +247,7 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
     /// serials come sorted, so two batches lock their rows in the same order and cannot deadlock each other). A hello
     /// records what the device says; what it leaves out keeps its earlier value.
     /// </summary>
-    private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
+    private protected override async Task<IReadOnlyDictionary<string, RegisteredDevice>> RegisterDistinctAsync(
         IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
     {
         int count = devices.Count;
@@ -259,12 +259,12 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
         bool[] hellos = new bool[count];
         for (int i = 0; i < count; i++)
         {
-            var (serial, announcement) = devices[i];
+            var (serial, announcement, _) = devices[i];
             serials[i] = serial;
             kinds[i] = announcement?.Kind;
             channels[i] = announcement?.Channels;
             firmwares[i] = announcement?.Firmware;
-            hubs[i] = announcement?.Hub;
+            hubs[i] = devices[i].NewHub;
             hellos[i] = announcement is not null;
         }
 
@@ -276,14 +276,14 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
         upsert.Parameters.AddWithValue("firmwares", NpgsqlDbType.Array | NpgsqlDbType.Text, firmwares);
         upsert.Parameters.AddWithValue("hubs", NpgsqlDbType.Array | NpgsqlDbType.Text, hubs);
         upsert.Parameters.AddWithValue("hellos", NpgsqlDbType.Array | NpgsqlDbType.Boolean, hellos);
-        var ids = new Dictionary<string, int>(count, StringComparer.Ordinal);
+        var registered = new Dictionary<string, RegisteredDevice>(count, StringComparer.Ordinal);
         await using var reader = await upsert.ExecuteReaderAsync(cancellationToken);
         while (await reader.ReadAsync(cancellationToken))
         {
-            ids[reader.GetString(0)] = reader.GetInt32(1);
+            registered[reader.GetString(0)] = new RegisteredDevice(reader.GetInt32(1), await reader.IsDBNullAsync(2, cancellationToken) ? null : reader.GetString(2));
         }
 
-        return ids;
+        return registered;
     }
 
     internal static string RegisterSql { get; } =
@@ -297,9 +297,9 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
              kind = coalesce(excluded.kind, d.kind),
              channels = coalesce(excluded.channels, d.channels),
              firmware = coalesce(excluded.firmware, d.firmware),
-             hub = coalesce(excluded.hub, d.hub),
+             hub = CASE WHEN excluded.last_hello IS NULL THEN d.hub ELSE coalesce(excluded.hub, d.hub) END,
              last_hello = coalesce(excluded.last_hello, d.last_hello)
-         RETURNING d.serial, d.id
+         RETURNING d.serial, d.id, d.hub
          """;
 
     /// <summary>COPY straight into the table, in primary-key order; null on unique_violation (the table already holds one of them).</summary>

@@ -97,7 +97,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     /// lock; the batch is then run again and finds the rows. An announcement overwrites what it states and keeps what it
     /// leaves out.
     /// </summary>
-    private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
+    private protected override async Task<IReadOnlyDictionary<string, RegisteredDevice>> RegisterDistinctAsync(
         IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken)
     {
         string json = RegistrationJson(devices);
@@ -108,14 +108,14 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
                 await using var connection = await OpenWriterAsync(cancellationToken);
                 await using var command = (SqlCommand)Command(connection, RegisterSql);
                 command.Parameters.Add(new SqlParameter("@devices", SqlDbType.NVarChar, -1) { Value = json });
-                var ids = new Dictionary<string, int>(devices.Count, StringComparer.Ordinal);
+                var registered = new Dictionary<string, RegisteredDevice>(devices.Count, StringComparer.Ordinal);
                 await using var reader = await command.ExecuteReaderAsync(cancellationToken);
                 while (await reader.ReadAsync(cancellationToken))
                 {
-                    ids[reader.GetString(0)] = reader.GetInt32(1);
+                    registered[reader.GetString(0)] = new RegisteredDevice(reader.GetInt32(1), await reader.IsDBNullAsync(2, cancellationToken) ? null : reader.GetString(2));
                 }
 
-                return ids;
+                return registered;
             }
             catch (SqlException ex) when (attempt < 3 && SqlServerErrors.IsUniqueViolation(ex))
             {
@@ -125,7 +125,8 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     }
 
     /// <summary>
-    /// The batch as the JSON array <see cref="RegisterSql"/> reads: <c>{"s": serial, "x": 1 for a hello, "k", "c", "f", "h"}</c>.
+    /// The batch as the JSON array <see cref="RegisterSql"/> reads: <c>{"s": serial, "x": 1 for a hello, "k", "c", "f", "h"}</c>
+    /// (<c>h</c>: the hub a new row gets, <see cref="DeviceRegistration.NewHub"/>; only a hello's changes an existing row).
     /// A serial longer than its column is refused here, before any round trip; a hello's texts are cut to their columns.
     /// </summary>
     internal static string RegistrationJson(IReadOnlyList<DeviceRegistration> devices)
@@ -134,8 +135,9 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
         using (var json = new System.Text.Json.Utf8JsonWriter(buffer))
         {
             json.WriteStartArray();
-            foreach (var (serial, announcement) in devices)
+            foreach (var device in devices)
             {
+                var (serial, announcement, _) = device;
                 ArgumentException.ThrowIfNullOrEmpty(serial);
                 if (serial.Length > SqlServerSchema.SerialLength)
                 {
@@ -154,8 +156,9 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
                     }
 
                     WriteText(json, "f", announcement.Firmware, SqlServerSchema.FirmwareLength);
-                    WriteText(json, "h", announcement.Hub, SqlServerSchema.HubLength);
                 }
+
+                WriteText(json, "h", device.NewHub, SqlServerSchema.HubLength);
 
                 json.WriteEndObject();
             }
@@ -203,7 +206,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
         WHEN NOT MATCHED BY TARGET THEN
             INSERT ([serial], [kind], [channels], [firmware], [hub], [first_seen], [last_hello])
             VALUES (s.[serial], s.[kind], s.[channels], s.[firmware], s.[hub], SYSUTCDATETIME(), CASE WHEN s.[hello] = 1 THEN SYSUTCDATETIME() END);
-        SELECT d.[serial], d.[id]
+        SELECT d.[serial], d.[id], d.[hub]
         FROM {SqlServerSql.Table(ReadingTables.DeviceTable)} AS d
         WHERE d.[serial] IN (
             SELECT j.[serial] COLLATE {SqlServerSchema.SerialCollation}

@@ -172,7 +172,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
     }
 
     /// <summary>On the writer connection, between two batches of readings: one transaction for the whole batch of devices.</summary>
-    private protected override async Task<IReadOnlyDictionary<string, int>> RegisterDistinctAsync(
+    private protected override async Task<IReadOnlyDictionary<string, RegisteredDevice>> RegisterDistinctAsync(
         IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken) =>
         await UseWriterAsync(writer => writer.RegisterDevices(devices, DateTime.UtcNow), cancellationToken);
 

@@ -49,11 +49,12 @@ internal sealed class SqliteWriter : IDisposable
         _deadLetter.Prepare();
 
         _deviceLookup = connection.CreateCommand();
-        _deviceLookup.CommandText = $"SELECT id FROM {ReadingTables.DeviceTable} WHERE serial = $serial";
+        _deviceLookup.CommandText = $"SELECT id, hub FROM {ReadingTables.DeviceTable} WHERE serial = $serial";
         _deviceLookup.Parameters.Add("$serial", SqliteType.Text);
         _deviceLookup.Prepare();
 
-        // A hello records what the device says; what it leaves out keeps its earlier value.
+        // A hello records what the device says; what it leaves out keeps its earlier value. (Without a hello a registered
+        // device is found by the lookup first, so its hub is only ever set here by a hello, or on insert.)
         _deviceUpsert = connection.CreateCommand();
         _deviceUpsert.CommandText =
             $"""
@@ -65,7 +66,7 @@ internal sealed class SqliteWriter : IDisposable
                  firmware = coalesce(excluded.firmware, firmware),
                  hub = coalesce(excluded.hub, hub),
                  last_hello = coalesce(excluded.last_hello, last_hello)
-             RETURNING id
+             RETURNING id, hub
              """;
         _deviceUpsert.Parameters.Add("$serial", SqliteType.Text);
         _deviceUpsert.Parameters.Add("$kind", SqliteType.Text);
@@ -156,44 +157,50 @@ internal sealed class SqliteWriter : IDisposable
         return new BatchWriteResult(inserted, sent - inserted - conflicted, deadLetterCount);
     }
 
-    /// <summary>The devices' ids, registering those that are new, in one transaction (all or nothing).</summary>
-    public Dictionary<string, int> RegisterDevices(IReadOnlyList<DeviceRegistration> devices, DateTime now)
+    /// <summary>The devices' ids and hubs, registering those that are new, in one transaction (all or nothing).</summary>
+    public Dictionary<string, RegisteredDevice> RegisterDevices(IReadOnlyList<DeviceRegistration> devices, DateTime now)
     {
-        var ids = new Dictionary<string, int>(devices.Count, StringComparer.Ordinal);
+        var registered = new Dictionary<string, RegisteredDevice>(devices.Count, StringComparer.Ordinal);
         using var transaction = _connection.BeginTransaction(deferred: false);
         _deviceLookup.Transaction = transaction;
         _deviceUpsert.Transaction = transaction;
-        foreach (var (serial, announcement) in devices)
+        foreach (var device in devices)
         {
-            ids[serial] = RegisterDevice(serial, announcement, now);
+            registered[device.Serial] = RegisterDevice(device, now);
         }
 
         transaction.Commit();
-        return ids;
+        return registered;
     }
 
-    private int RegisterDevice(string serial, DeviceAnnouncement? announcement, DateTime now)
+    private RegisteredDevice RegisterDevice(DeviceRegistration device, DateTime now)
     {
+        var announcement = device.Announcement;
         if (announcement is null)
         {
-            _deviceLookup.Parameters[0].Value = serial;
-            if (_deviceLookup.ExecuteScalar() is long known)
+            _deviceLookup.Parameters[0].Value = device.Serial;
+            using var known = _deviceLookup.ExecuteReader();
+            if (known.Read())
             {
-                return checked((int)known);
+                return Registered(known);
             }
         }
 
         var p = _deviceUpsert.Parameters;
-        p[0].Value = serial;
+        p[0].Value = device.Serial;
         p[1].Value = (object?)announcement?.Kind ?? DBNull.Value;
         p[2].Value = (object?)announcement?.Channels ?? DBNull.Value;
         p[3].Value = (object?)announcement?.Firmware ?? DBNull.Value;
-        p[4].Value = (object?)announcement?.Hub ?? DBNull.Value;
+        p[4].Value = (object?)device.NewHub ?? DBNull.Value;
         long micros = ReadingTime.ToUnixMicroseconds(ReadingTime.Truncate(now));
         p[5].Value = micros;
         p[6].Value = announcement is null ? DBNull.Value : micros;
-        return checked((int)(long)_deviceUpsert.ExecuteScalar()!);
+        using var row = _deviceUpsert.ExecuteReader();
+        return row.Read() ? Registered(row) : throw new InvalidOperationException($"Device '{device.Serial}' could not be registered: SQLite returned no row.");
     }
+
+    private static RegisteredDevice Registered(SqliteDataReader row) =>
+        new(checked((int)row.GetInt64(0)), row.IsDBNull(1) ? null : row.GetString(1));
 
     public void Dispose()
     {

@@ -126,6 +126,21 @@ public sealed partial class ProtocolDocExamplesTests
             return (0, 1, [DeadLetterReasons.BadTopic]);
         }
 
+        // device-hub=north-1 sites=north-1:north,south-1:south: the device is registered, bound to north-1, and the hubs
+        // have these sites (a hub not listed has none). The rule of MessageIngestor and docs/security.md: a device bound
+        // to a hub of a site takes messages only from hubs of that site.
+        if (attributes.TryGetValue("device-hub", out string? home))
+        {
+            var sites = (attributes.TryGetValue("sites", out string? listed) ? listed.Split(',') : [])
+                .Select(p => p.Split(':')).ToDictionary(p => p[0], p => p[1], StringComparer.Ordinal);
+            if (home != parsed.Hub && sites.TryGetValue(home, out string? site) && sites.GetValueOrDefault(parsed.Hub) != site)
+            {
+                return (0, 1, [DeadLetterReasons.DeviceOfAnotherSite]);
+            }
+
+            newDevicesThisHour = 0; // a registered device is not counted against its hub
+        }
+
         // The example's device is new, and its hub registered newDevicesThisHour others in the last hour.
         var limiter = new Saito.Ingestion.Pipeline.NewDeviceLimiter(options.MaxNewDevicesPerHubPerHour, TimeProvider.System);
         for (int i = 0; i < newDevicesThisHour; i++)

@@ -153,6 +153,7 @@ public sealed class RejectionTests
         covered.Add(DeadLetterReasons.TooManyReadings); // below
         covered.Add(DeadLetterReasons.TooManyRejections); // below
         covered.Add(DeadLetterReasons.TooManyNewDevices); // NewDeviceLimiterTests, RejectionLimitTests
+        covered.Add(DeadLetterReasons.DeviceOfAnotherSite); // Saito.Registry.Tests: HubSiteTests
         covered.Add(DeadLetterReasons.ConflictingReading); // Saito.Storage.Tests: ReadingStoreContractTests (the writers give it)
         covered.Add(DeadLetterReasons.BadTopic); // SaitoTopicParserTests
         covered.Add(DeadLetterReasons.BadHello); // HelloParsingTests

@@ -38,7 +38,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     {
         var serials = Enumerable.Range(0, 1000).Select(i => $"wrist-{i:D4}").ToList();
 
-        int[] ids = await Task.WhenAll(serials.Select(s => _registrar.RegisterAsync(s, null))).WaitAsync(TimeSpan.FromSeconds(60), Ct);
+        int[] ids = [.. (await Task.WhenAll(serials.Select(s => _registrar.RegisterAsync(s, null))).WaitAsync(TimeSpan.FromSeconds(60), Ct)).Select(r => r.Id)];
 
         ids.Distinct().Count().ShouldBe(1000);
         var devices = await _store.LoadDevicesAsync(Ct);
@@ -58,7 +58,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
             first.IsCompleted.ShouldBeFalse();
             holder.Rollback();
 
-            int[] ids = await Task.WhenAll(later.Prepend(first)).WaitAsync(TimeSpan.FromSeconds(60), Ct);
+            int[] ids = [.. (await Task.WhenAll(later.Prepend(first)).WaitAsync(TimeSpan.FromSeconds(60), Ct)).Select(r => r.Id)];
 
             ids.Distinct().Count().ShouldBe(11);
         }
@@ -70,8 +70,8 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     public async Task A_batch_the_database_refuses_is_registered_one_serial_at_a_time_and_only_the_refused_serial_fails()
     {
         await ExecuteAsync("CREATE TRIGGER refuse_serial BEFORE INSERT ON device WHEN NEW.serial = 'wrist-bad' BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END");
-        Task<int> first;
-        List<Task<int>> batch;
+        Task<RegisteredDevice> first;
+        List<Task<RegisteredDevice>> batch;
         using (var holder = await HoldWriteLockAsync())
         {
             // The first registration waits on the held file, so that the next 21 queue up behind it as one batch.
@@ -82,7 +82,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
         }
 
         var refused = await Should.ThrowAsync<SqliteException>(() => batch[^1].WaitAsync(TimeSpan.FromSeconds(60), Ct));
-        int[] ids = await Task.WhenAll(batch.SkipLast(1).Prepend(first)).WaitAsync(TimeSpan.FromSeconds(60), Ct);
+        int[] ids = [.. (await Task.WhenAll(batch.SkipLast(1).Prepend(first)).WaitAsync(TimeSpan.FromSeconds(60), Ct)).Select(r => r.Id)];
 
         refused.Message.ShouldContain("refused by a test trigger");
         ids.Distinct().Count().ShouldBe(21);

@@ -88,22 +88,8 @@ public sealed class AccessControlTests : IAsyncLifetime
         return output.ToString().Split('\n').FirstOrDefault(l => l.StartsWith("Secret", StringComparison.Ordinal))?.Split(": ", 2)[1].Trim() ?? string.Empty;
     }
 
-    private static async Task<(int ExitCode, string Output)> RunAsync(string program, params string[] args)
-    {
-        var start = new ProcessStartInfo(program) { RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (var a in args)
-        {
-            start.ArgumentList.Add(a);
-        }
-
-        using var process = Process.Start(start)!;
-        var stdout = process.StandardOutput.ReadToEndAsync(Token);
-        var stderr = process.StandardError.ReadToEndAsync(Token);
-        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(Token);
-        deadline.CancelAfter(TimeSpan.FromSeconds(20));
-        await process.WaitForExitAsync(deadline.Token);
-        return (process.ExitCode, await stdout + await stderr);
-    }
+    private static Task<(int ExitCode, string Output)> RunAsync(string program, params string[] args) =>
+        ExternalCommand.RunAsync(program, args, TimeSpan.FromSeconds(20), Token);
 
     private string[] Pub(string? user, string? password, string topic, string version = "mqttv311")
     {

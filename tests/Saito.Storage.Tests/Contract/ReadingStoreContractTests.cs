@@ -665,26 +665,33 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
         await store.EnsureSchemaAsync(Ct);
         int old = await store.RegisterDeviceAsync("SN-OLD", new DeviceAnnouncement("location", 1, "0.1", "hub-0"), Ct);
 
-        var ids = await store.RegisterDevicesAsync(
+        var registered = await store.RegisterDevicesAsync(
         [
-            new("SN-B", null),
-            new("SN-OLD", null),
-            new("SN-A", null),
+            new("SN-B", null, "hub-5"),
+            new("SN-OLD", null, "hub-5"),
+            new("SN-A", null, "hub-5"),
             new("SN-B", new DeviceAnnouncement("biosensor", 4, "1.0", null)),
             new("SN-B", new DeviceAnnouncement(null, null, "2.0", "hub-9")),
+            new("SN-C", null),
         ], Ct);
+        var ids = registered.Select(r => r.Id).ToList();
 
-        ids.Count.ShouldBe(5);
+        ids.Count.ShouldBe(6);
         ids[1].ShouldBe(old);
         ids[3].ShouldBe(ids[0]);
         ids[4].ShouldBe(ids[0]);
-        new[] { ids[0], ids[2], old }.Distinct().Count().ShouldBe(3);
+        new[] { ids[0], ids[2], ids[5], old }.Distinct().Count().ShouldBe(4);
+        registered.Select(r => r.Hub).ShouldBe(["hub-9", "hub-0", "hub-5", "hub-9", "hub-9", null], "each as stored after the batch");
         var devices = await store.LoadDevicesAsync(Ct);
-        devices.Count.ShouldBe(3);
+        devices.Count.ShouldBe(4);
         (devices["SN-OLD"], devices["SN-A"], devices["SN-B"]).ShouldBe((old, ids[2], ids[0]));
         (await DeviceRowAsync(storage, "SN-B")).ShouldBe(new DeviceRow("biosensor", 4, "2.0", "hub-9", HasHello: true));
-        (await DeviceRowAsync(storage, "SN-A")).ShouldBe(new DeviceRow(null, null, null, null, HasHello: false));
+        (await DeviceRowAsync(storage, "SN-A")).ShouldBe(new DeviceRow(null, null, null, "hub-5", HasHello: false), "a new device is bound to the hub it came through");
         (await DeviceRowAsync(storage, "SN-OLD")).ShouldBe(new DeviceRow("location", 1, "0.1", "hub-0", HasHello: true), "a plain registration leaves a known device as it was");
+        (await store.LoadDeviceHubsAsync(null, Ct)).ShouldBe(new Dictionary<string, string> { ["SN-OLD"] = "hub-0", ["SN-A"] = "hub-5", ["SN-B"] = "hub-9" }, ignoreOrder: true);
+        (await store.LoadDeviceHubsAsync("SN-A", Ct)).ShouldBe(new Dictionary<string, string> { ["SN-A"] = "hub-5" });
+        (await store.LoadDeviceHubsAsync("SN-C", Ct)).ShouldBeEmpty("SN-C has no hub");
+        (await store.LoadDeviceHubsAsync("SN-NONE", Ct)).ShouldBeEmpty();
         (await store.RegisterDevicesAsync([], Ct)).ShouldBeEmpty();
     }
 
@@ -696,7 +703,7 @@ public abstract class ReadingStoreContractTests : IAsyncLifetime
         {
             var serials = Enumerable.Range(caller * 150, 300).Select(i => $"SN-{i % 600:D4}").OrderBy(s => s.GetHashCode(StringComparison.Ordinal) ^ caller).ToList();
             var ids = await store.RegisterDevicesAsync(serials.ConvertAll(s => new DeviceRegistration(s, null)), Ct);
-            return serials.Zip(ids).ToList();
+            return serials.Zip(ids.Select(r => r.Id)).ToList();
         });
 
         var devices = await one.LoadDevicesAsync(Ct);

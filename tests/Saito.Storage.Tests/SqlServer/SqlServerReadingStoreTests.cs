@@ -112,7 +112,7 @@ public sealed class SqlServerReadingStoreTests
         sql.ShouldContain($"SELECT j.[serial] COLLATE {SqlServerSchema.SerialCollation} AS [serial]");
         sql.ShouldContain("WHEN MATCHED AND s.[hello] = 1 THEN");
         sql.ShouldContain("WHEN NOT MATCHED BY TARGET THEN");
-        sql.ShouldContain("SELECT d.[serial], d.[id]\nFROM [dbo].[device] AS d\nWHERE d.[serial] IN (");
+        sql.ShouldContain("SELECT d.[serial], d.[id], d.[hub]\nFROM [dbo].[device] AS d\nWHERE d.[serial] IN (");
         sql.Split("MERGE ").Length.ShouldBe(2, "one statement registers the whole batch");
     }
 
@@ -124,12 +124,16 @@ public sealed class SqlServerReadingStoreTests
             new("wrist-1", null),
             new("wrist-\"2\"", new DeviceAnnouncement("biosensor", 4, new string('f', SqlServerSchema.FirmwareLength + 5), "hub-1")),
             new("wrist-3", new DeviceAnnouncement(null, null, null, null)),
+            new("wrist-4", null, "hub-2"),
+            new("wrist-5", new DeviceAnnouncement(null, null, null, "hub-3"), "hub-2"),
         ]);
 
         json.ShouldBe(
             "[{\"s\":\"wrist-1\"}," +
             $"{{\"s\":\"wrist-\\u00222\\u0022\",\"x\":1,\"k\":\"biosensor\",\"c\":4,\"f\":\"{new string('f', SqlServerSchema.FirmwareLength)}\",\"h\":\"hub-1\"}}," +
-            "{\"s\":\"wrist-3\",\"x\":1}]");
+            "{\"s\":\"wrist-3\",\"x\":1}," +
+            "{\"s\":\"wrist-4\",\"h\":\"hub-2\"}," +
+            "{\"s\":\"wrist-5\",\"x\":1,\"h\":\"hub-3\"}]");
         Should.Throw<ArgumentException>(() => SqlServerReadingStore.RegistrationJson([new(new string('s', SqlServerSchema.SerialLength + 1), null)]));
     }
 

@@ -1,0 +1,193 @@
+using System.Globalization;
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+using Microsoft.EntityFrameworkCore;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Saito.Readings;
+using Saito.Registry.Tests.Infrastructure;
+using Saito.Server.Security;
+using Saito.Storage;
+using Saito.Storage.Keys;
+
+namespace Saito.Registry.Tests.Api;
+
+/// <summary>
+/// Hub sites (docs/security.md): a device bound to a hub of a site takes messages only from hubs of that site, until
+/// staff move it. Real hubs with the secrets <c>saito hubs add</c> printed, publishing with mosquitto_pub; SQLite and
+/// PostgreSQL.
+/// </summary>
+public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<PostgresServer>
+{
+    private static CancellationToken Ct => TestContext.Current.CancellationToken;
+
+    private readonly DateTimeOffset _start = DateTimeOffset.UtcNow.AddMinutes(-5);
+    private int _second;
+
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task A_device_takes_messages_only_from_hubs_of_its_hub_s_site_until_staff_move_it(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres, ["Mqtt:AllowAnonymous=false"]);
+        var secrets = new Dictionary<string, string>(StringComparer.Ordinal)
+        {
+            ["north-1"] = Cli(server.CredentialsFile, "hubs", "add", "north-1", "--site", "north"),
+            ["north-2"] = Cli(server.CredentialsFile, "hubs", "add", "north-2", "--site", "north"),
+            ["south-1"] = Cli(server.CredentialsFile, "hubs", "add", "south-1", "--site", "south"),
+            ["lone"] = Cli(server.CredentialsFile, "hubs", "add", "lone"),
+        };
+        async Task SendAsync(string hub, string device, string kind, string payload) =>
+            await PublishAsync(server, hub, secrets[hub], $"saito/{hub}/{device}/{kind}", payload);
+
+        // wrist-1 is first seen through north-1, so it is bound to north-1 (site north).
+        await SendAsync("north-1", "wrist-1", "biosensor", Reading(70));
+        await SendAsync("north-2", "wrist-1", "biosensor", Reading(71)); // the same site: the band roams
+        await SendAsync("south-1", "wrist-1", "biosensor", Reading(72)); // another site
+        await SendAsync("lone", "wrist-1", "biosensor", Reading(73)); // a hub of no site
+        await SendAsync("south-1", "wrist-1", "hello", """{"kind":"biosensor","firmware":"6.6.6"}"""); // no rebinding by hello
+
+        // wrist-2 is first seen through a hub without a site: every hub may send for it, as before sites existed.
+        await SendAsync("lone", "wrist-2", "biosensor", Reading(80));
+        await SendAsync("south-1", "wrist-2", "biosensor", Reading(81));
+
+        var store = server.Services.GetRequiredService<IReadingStore>();
+        var ids = await store.LoadDevicesAsync(Ct);
+        (await HeartRatesAsync(store, ids["wrist-1"])).ShouldBe([70, 71]);
+        (await HeartRatesAsync(store, ids["wrist-2"])).ShouldBe([80, 81]);
+        var letters = await store.ReadDeadLettersAsync(10, Ct);
+        letters.Select(l => (l.Reason, l.Topic)).ShouldBe(
+        [
+            (DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/wrist-1/hello"),
+            (DeadLetterReasons.DeviceOfAnotherSite, "saito/lone/wrist-1/biosensor"),
+            (DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/wrist-1/biosensor"),
+        ]);
+        letters[2].Detail.ShouldStartWith("device wrist-1 belongs to hub north-1 of site north; hub south-1 is of site south");
+        letters[1].Detail.ShouldContain("hub lone is of no site");
+        letters[2].Payload.ShouldContain("72", Case.Sensitive, "the whole message is kept");
+
+        using var ops = await server.AsAsync("ops");
+        int wrist1 = ids["wrist-1"];
+        var device = await ops.GetFromJsonAsync<JsonElement>($"/api/devices/{wrist1}", Ct);
+        device.GetProperty("hub").GetString().ShouldBe("north-1");
+        device.GetProperty("firmware").ValueKind.ShouldBe(JsonValueKind.Null, "south-1's hello was not applied");
+
+        // Only staff who manage devices may move one (ApiAccessTests tries every role); a bad hub name is a 400.
+        using var teacher = await server.AsAsync("teacher");
+        using (var refused = await teacher.PostAsJsonAsync($"/api/devices/{wrist1}/move", new { hub = "south-1" }, Ct))
+        {
+            refused.StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        }
+
+        using (var bad = await ops.PostAsJsonAsync($"/api/devices/{wrist1}/move", new { hub = "south/1" }, Ct))
+        {
+            bad.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
+        }
+
+        using (var moved = await ops.PostAsJsonAsync($"/api/devices/{wrist1}/move", new { hub = "south-1" }, Ct))
+        {
+            moved.StatusCode.ShouldBe(HttpStatusCode.OK);
+            (await moved.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("hub").GetString().ShouldBe("south-1");
+        }
+
+        // Moved to the south building: south-1 may send for it now, north-1 may not.
+        await SendAsync("south-1", "wrist-1", "biosensor", Reading(74));
+        await SendAsync("north-1", "wrist-1", "biosensor", Reading(75));
+        (await HeartRatesAsync(store, wrist1)).ShouldBe([70, 71, 74]);
+        var newest = (await store.ReadDeadLettersAsync(1, Ct)).ShouldHaveSingleItem();
+        (newest.Reason, newest.Topic).ShouldBe((DeadLetterReasons.DeviceOfAnotherSite, "saito/north-1/wrist-1/biosensor"));
+
+        // Another Saito sharing the database moved wrist-3: this one reads the hub again before refusing.
+        await SendAsync("north-1", "wrist-3", "biosensor", Reading(90));
+        await using (var db = server.Database.Open())
+        {
+            (await db.Devices.Where(d => d.Serial == "wrist-3").ExecuteUpdateAsync(s => s.SetProperty(d => d.Hub, "south-1"), Ct)).ShouldBe(1);
+        }
+
+        await SendAsync("south-1", "wrist-3", "biosensor", Reading(91));
+        (await HeartRatesAsync(store, (await store.LoadDevicesAsync(Ct))["wrist-3"])).ShouldBe([90, 91]);
+
+        // A fingerprint reader is a device too: bound to the hub its first recorded check-in came through.
+        using var admin = await server.AsAsync("admin");
+        using var created = await admin.PostAsJsonAsync("/api/owners", new { kind = "student", displayName = "Ana" }, Ct);
+        int ana = (await created.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
+        await SendAsync("north-1", "fp-1", "checkin", $$"""{"owner":{{ana}}}""");
+        await SendAsync("south-1", "fp-1", "checkin", $$"""{"owner":{{ana}},"action":"out"}""");
+        newest = (await store.ReadDeadLettersAsync(1, Ct)).ShouldHaveSingleItem();
+        (newest.Reason, newest.Topic).ShouldBe((DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/fp-1/checkin"));
+        (await store.ReadDeadLettersAsync(10, Ct)).Count.ShouldBe(5);
+    }
+
+    [Fact]
+    public void Hubs_site_sets_shows_and_clears_a_hub_s_site_and_refuses_a_bad_one()
+    {
+        string folder = Directory.CreateTempSubdirectory("saito-sites-").FullName;
+        try
+        {
+            string file = Path.Combine(folder, "credentials.json");
+            Cli(file, "hubs", "add", "hub-1");
+            Cli(file, "hubs", "add", "hub-2", "--site", "east");
+            Cli(file, "hubs", "site", "hub-1", "west");
+            Sites(file).ShouldBe(new Dictionary<string, string?> { ["hub-1"] = "west", ["hub-2"] = "east" });
+            Run(file, "hubs", "list").Output.ShouldContain("west");
+            Cli(file, "hubs", "site", "hub-2", "--none");
+            Sites(file).ShouldBe(new Dictionary<string, string?> { ["hub-1"] = "west", ["hub-2"] = null });
+
+            var bad = Run(file, "hubs", "site", "hub-1", "west/wing");
+            bad.ExitCode.ShouldBe(1);
+            bad.Error.ShouldContain("'west/wing' is not a valid site");
+            var neither = Run(file, "hubs", "site", "hub-1");
+            neither.ExitCode.ShouldBe(1);
+            neither.Error.ShouldContain("Give a site");
+            var unknown = Run(file, "hubs", "site", "hub-9", "west");
+            unknown.ExitCode.ShouldBe(1);
+            unknown.Error.ShouldContain("No hub named hub-9");
+            Run(file, "hubs", "add", "hub-3", "--site", "a b").ExitCode.ShouldBe(1);
+            Sites(file).ShouldBe(new Dictionary<string, string?> { ["hub-1"] = "west", ["hub-2"] = null }, "nothing changed by the refused commands");
+        }
+        finally
+        {
+            Directory.Delete(folder, recursive: true);
+        }
+    }
+
+    private static Dictionary<string, string?> Sites(string file) =>
+        new CredentialStore(file).Load().ToDictionary(c => c.Name, c => c.Site, StringComparer.Ordinal);
+
+    private static (int ExitCode, string Output, string Error) Run(string file, params string[] args)
+    {
+        var output = new StringWriter();
+        var error = new StringWriter();
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection([new("Security:CredentialsFile", file)]).Build();
+        int rc = CredentialsCli.Run(args, configuration, output, error);
+        return (rc, output.ToString(), error.ToString());
+    }
+
+    /// <summary>Runs <c>saito hubs ...</c> as the command line does and returns the secret it printed.</summary>
+    private static string Cli(string file, params string[] args)
+    {
+        var (rc, output, error) = Run(file, args);
+        rc.ShouldBe(0, error);
+        return output.Split('\n').FirstOrDefault(l => l.StartsWith("Secret", StringComparison.Ordinal))?.Split(": ", 2)[1].Trim() ?? string.Empty;
+    }
+
+    /// <summary>A reading one second after the previous one, so that no two share a key.</summary>
+    private string Reading(int heartRate) =>
+        $$"""{"ts":"{{_start.AddSeconds(++_second).ToString("O", CultureInfo.InvariantCulture)}}","hr":{{heartRate}}}""";
+
+    private static async Task<double[]> HeartRatesAsync(IReadingStore store, int deviceId) =>
+        [.. (await store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, deviceId, Ct)).Select(r => r.HeartRate ?? double.NaN)];
+
+    /// <summary>
+    /// One QoS 1 PUBLISH by mosquitto_pub with the hub's name and secret; it exits once Saito acknowledged it, that is
+    /// once its readings or its dead letter are committed.
+    /// </summary>
+    private static async Task PublishAsync(ApiServer server, string hub, string secret, string topic, string payload)
+    {
+        var (exitCode, output) = await ExternalCommand.RunAsync(ExternalClientSettings.MosquittoPub,
+            ["-h", "127.0.0.1", "-p", server.MqttPort.ToString(CultureInfo.InvariantCulture), "-u", hub, "-P", secret, "-q", "1", "-t", topic, "-m", payload],
+            TimeSpan.FromSeconds(30), Ct);
+        exitCode.ShouldBe(0, $"mosquitto_pub {topic}: {output}");
+    }
+}
