@@ -18,6 +18,13 @@ public sealed class IngestionOptions : PayloadLimits
     /// </summary>
     public int MaxNewDevicesPerHubPerHour { get; set; } = 1000;
 
+    /// <summary>
+    /// How often, at most, a device's hub is read again from the database when a hub of another site sends for it
+    /// (a move by staff through another Saito instance may have changed it); a hub forging messages for many devices
+    /// costs at most one query per device per this many seconds.
+    /// </summary>
+    public int DeviceHubRecheckSeconds { get; set; } = 30;
+
     /// <summary>How often the times devices were last heard from are written to the device table (<c>last_seen</c>).</summary>
     public int LastSeenFlushSeconds { get; set; } = 5;
 }
@@ -51,6 +58,11 @@ public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOption
         if (options.MaxNewDevicesPerHubPerHour is < 0 or > 1_000_000)
         {
             failures.Add($"Ingestion:MaxNewDevicesPerHubPerHour must be between 0 (no limit) and 1,000,000 (was {options.MaxNewDevicesPerHubPerHour}).");
+        }
+
+        if (options.DeviceHubRecheckSeconds is < 1 or > 86_400)
+        {
+            failures.Add($"Ingestion:DeviceHubRecheckSeconds must be between 1 and 86,400 (was {options.DeviceHubRecheckSeconds}).");
         }
 
         if (options.MaxFutureSkewSeconds is < 0 or > 86_400)

@@ -25,7 +25,7 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     private readonly ConcurrentDictionary<string, int> _ids = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, string> _hubs = new(StringComparer.Ordinal);
 
-    // When each device's hub was last read from the database (Environment.TickCount64), for HubRecheck.
+    // When each device's hub was last read from the database (Environment.TickCount64), for RecheckHubAsync.
     private readonly ConcurrentDictionary<string, long> _hubsRead = new(StringComparer.Ordinal);
     private readonly ILogger _logger;
 
@@ -34,8 +34,13 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     private readonly Dictionary<string, Task<int>> _registering = new(StringComparer.Ordinal);
     private readonly Lock _admitting = new();
 
-    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter, ILogger<DeviceRegistrar>? logger = null)
+    private readonly long _hubRecheckMilliseconds;
+    private long _hubRereads;
+
+    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter, ILogger<DeviceRegistrar>? logger = null,
+        Microsoft.Extensions.Options.IOptions<IngestionOptions>? options = null)
     {
+        _hubRecheckMilliseconds = (options?.Value.DeviceHubRecheckSeconds ?? new IngestionOptions().DeviceHubRecheckSeconds) * 1000L;
         ArgumentNullException.ThrowIfNull(resilience);
         _store = store;
         _limiter = limiter;
@@ -44,11 +49,8 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
         _logger = (ILogger?)logger ?? Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
     }
 
-    /// <summary>
-    /// How often, at most, a device's hub is read again from the database when a hub of another site sends for it (a
-    /// move by staff, or another Saito instance, may have changed it): 30 seconds.
-    /// </summary>
-    public static TimeSpan HubRecheck { get; } = TimeSpan.FromSeconds(30);
+    /// <summary>Times a device's hub was read again from the database (<see cref="RecheckHubAsync"/>), for tests and diagnostics.</summary>
+    public long HubRereads => Interlocked.Read(ref _hubRereads);
 
     public int Count => _ids.Count;
 
@@ -74,18 +76,19 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     public string? HubOf(string serial) => _hubs.TryGetValue(serial, out string? hub) ? hub : null;
 
     /// <summary>
-    /// The device's hub as the database has it now, read at most once per <see cref="HubRecheck"/> per device (else, and
-    /// when the database cannot answer, as known here).
+    /// The device's hub as the database has it now, read at most once per <c>Ingestion:DeviceHubRecheckSeconds</c> per
+    /// device (else, and when the database cannot answer, as known here).
     /// </summary>
     public async ValueTask<string?> RecheckHubAsync(string serial, CancellationToken cancellationToken)
     {
         long now = Environment.TickCount64;
-        if (_hubsRead.TryGetValue(serial, out long read) && now - read < (long)HubRecheck.TotalMilliseconds)
+        if (_hubsRead.TryGetValue(serial, out long read) && now - read < _hubRecheckMilliseconds)
         {
             return HubOf(serial);
         }
 
         _hubsRead[serial] = now;
+        Interlocked.Increment(ref _hubRereads);
         try
         {
             var stored = await _store.LoadDeviceHubsAsync(serial, cancellationToken);

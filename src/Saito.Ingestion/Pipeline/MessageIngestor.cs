@@ -260,7 +260,7 @@ public sealed partial class MessageIngestor
     /// <summary>
     /// Null when the topic's hub may send for its (registered) device: sites are off, the device is bound to this hub
     /// or to none, its hub has no site, or both hubs are of one site. Else why not, for the dead letter. Before refusing,
-    /// the device's hub is read again from the database (at most every <see cref="DeviceRegistry.HubRecheck"/>), so a
+    /// the device's hub is read again from the database (at most every <c>Ingestion:DeviceHubRecheckSeconds</c>), so a
     /// move by staff or by another Saito instance is seen.
     /// </summary>
     private async ValueTask<string?> OtherSiteAsync(SaitoTopic topic, CancellationToken cancellationToken)

@@ -179,7 +179,7 @@ internal static class DeviceEndpoints
     /// <summary>
     /// The device is bound to <see cref="DeviceMoveRequest.Hub"/>: hubs of that hub's site may send for it from now on
     /// (this Saito at once; another instance sharing the database at the next refused message, within
-    /// <see cref="Saito.Ingestion.Pipeline.DeviceRegistry.HubRecheck"/>).
+    /// <c>Ingestion:DeviceHubRecheckSeconds</c>).
     /// </summary>
     private static async Task<IResult> MoveAsync(int id, DeviceMoveRequest request, RegistryDbContext db, IServiceProvider services, CancellationToken cancellationToken)
     {

@@ -217,14 +217,18 @@ internal sealed class ExternalProcess : IAsyncDisposable
     }
 }
 
-/// <summary>A program run to its end (no stdin), for tests that need a client's own command line (e.g. mosquitto_pub with <c>-u</c>/<c>-P</c>).</summary>
+/// <summary>A program run to its end, for tests that need a client's own command line (e.g. mosquitto_pub with <c>-u</c>/<c>-P</c>).</summary>
 public static class ExternalCommand
 {
-    /// <summary>Its exit code, and its stdout followed by its stderr; a run past <paramref name="timeout"/> is killed and throws.</summary>
-    public static async Task<(int ExitCode, string Output)> RunAsync(string program, IReadOnlyList<string> arguments, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <summary>
+    /// Its exit code, and its stdout followed by its stderr; <paramref name="standardInput"/> is written to its stdin, which
+    /// is then closed. A run past <paramref name="timeout"/> is killed and throws.
+    /// </summary>
+    public static async Task<(int ExitCode, string Output)> RunAsync(string program, IReadOnlyList<string> arguments, TimeSpan timeout, CancellationToken cancellationToken,
+        string? standardInput = null)
     {
         var stdout = new StringBuilder();
-        await using var process = ExternalProcess.Start(Path.GetFileName(program), new ProcessCommand(program, arguments), line =>
+        await using var process = ExternalProcess.Start(Path.GetFileName(program), new ProcessCommand(program, arguments, standardInput), line =>
         {
             lock (stdout)
             {
