@@ -10,12 +10,21 @@ internal sealed partial class CredentialsCache(string path, ILogger<CredentialsC
     private readonly Lock _reloadLock = new();
     private (DateTime Written, long Length) _stamp;
     private Dictionary<string, Credential> _clients = new(StringComparer.Ordinal);
+    private long _checkedAt = long.MinValue / 2; // never: far enough back that the subtraction cannot overflow
 
     public string Path => _store.Path;
 
-    /// <summary>The clients by name.</summary>
+    /// <summary>
+    /// The clients by name, the file's time stamp looked at no more than once per <paramref name="maxAge"/>: for a
+    /// question asked per message (a roaming device's hub's site), where a stat per message would cost more than the answer.
+    /// </summary>
+    public IReadOnlyDictionary<string, Credential> Recent(TimeSpan maxAge) =>
+        Environment.TickCount64 - Volatile.Read(ref _checkedAt) < (long)maxAge.TotalMilliseconds ? Volatile.Read(ref _clients) : Current();
+
+    /// <summary>The clients by name, as the file says now (a stat per call: for a CONNECT).</summary>
     public IReadOnlyDictionary<string, Credential> Current()
     {
+        Volatile.Write(ref _checkedAt, Environment.TickCount64);
         var info = new FileInfo(_store.Path);
         var stamp = info.Exists ? (info.LastWriteTimeUtc, info.Length) : (DateTime.MinValue, -1L);
         lock (_reloadLock)
@@ -47,9 +56,15 @@ internal sealed partial class CredentialsCache(string path, ILogger<CredentialsC
     private partial void LogUnreadable(string path, string detail);
 }
 
-/// <summary>The hubs' sites from the credentials file (<c>saito hubs add hub-1 --site north</c>).</summary>
+/// <summary>
+/// The hubs' sites from the credentials file (<c>saito hubs add hub-1 --site north</c>); asked only when a device's
+/// message comes through a hub other than its own, and the file looked at once a second at most, so a change of site
+/// counts from the next second.
+/// </summary>
 internal sealed class CredentialHubSites(CredentialsCache credentials) : Saito.Ingestion.Pipeline.IHubSites
 {
+    private static readonly TimeSpan s_fresh = TimeSpan.FromSeconds(1);
+
     public string? SiteOf(string hub) =>
-        credentials.Current().TryGetValue(hub, out var client) && client.IsHub ? client.Site : null;
+        credentials.Recent(s_fresh).TryGetValue(hub, out var client) && client.IsHub ? client.Site : null;
 }
