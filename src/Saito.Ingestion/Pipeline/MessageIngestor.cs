@@ -93,15 +93,37 @@ public sealed partial class MessageIngestor
         }
 
         bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
-        if (known && await OtherSiteAsync(topic, cancellationToken) is { } otherSite)
+        if (!known && _sites is not null && topic.Kind == TopicKind.CheckIn)
         {
-            return await RefuseAsync(message, topic, DeadLetterReasons.DeviceOfAnotherSite, otherSite, cancellationToken);
+            // A reader new here may be registered already by another Saito sharing the database, through a hub of
+            // another site; its check-in is recorded before it is registered here, so its hub is looked up first.
+            await _registry.RecheckHubAsync(topic.Device, cancellationToken);
+        }
+
+        if ((known || topic.Kind == TopicKind.CheckIn) && await OtherSiteAsync(topic, cancellationToken) is { } otherSite)
+        {
+            return await RefuseOtherSiteAsync(message, topic, otherSite, cancellationToken);
         }
 
         if (topic.Kind == TopicKind.Hello)
         {
             if (_parser.TryParseHello(message.Payload.Span, topic.Hub, out var announcement, out string? helloError))
             {
+                if (!known && _sites is not null)
+                {
+                    // A serial new here may be registered already (by another Saito sharing the database), bound to a hub
+                    // of another site: found (or registered) first, so that its hello cannot bind it to this hub.
+                    if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is null)
+                    {
+                        return await RefuseNewDeviceAsync(message, topic, cancellationToken);
+                    }
+
+                    if (await OtherSiteAsync(topic, cancellationToken) is { } otherSiteOfNew)
+                    {
+                        return await RefuseOtherSiteAsync(message, topic, otherSiteOfNew, cancellationToken);
+                    }
+                }
+
                 if (await _registry.AnnounceAsync(topic.Device, topic.Hub, announcement, cancellationToken) is not { } id)
                 {
                     return await RefuseNewDeviceAsync(message, topic, cancellationToken);
@@ -139,6 +161,12 @@ public sealed partial class MessageIngestor
             }
 
             deviceId = id;
+            if (await OtherSiteAsync(topic, cancellationToken) is { } otherSiteOfRegistered)
+            {
+                // Registered already by another Saito sharing the database, through a hub of another site.
+                return await RefuseOtherSiteAsync(message, topic, otherSiteOfRegistered, cancellationToken);
+            }
+
             for (int i = 0; i < readings.Count; i++)
             {
                 readings[i] = readings[i].WithDevice(id);
@@ -246,6 +274,9 @@ public sealed partial class MessageIngestor
     /// <summary>A message from a new device its hub may not register now: one dead letter with the whole message.</summary>
     private Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, SaitoTopic topic, CancellationToken cancellationToken) =>
         RefuseAsync(message, topic, DeadLetterReasons.TooManyNewDevices, _registry.RefusalDetail(topic.Device, topic.Hub), cancellationToken);
+
+    private Task<IngestResult> RefuseOtherSiteAsync(InboundMessage message, SaitoTopic topic, string detail, CancellationToken cancellationToken) =>
+        RefuseAsync(message, topic, DeadLetterReasons.DeviceOfAnotherSite, detail, cancellationToken);
 
     /// <summary>A whole message refused for one reason: one dead letter with all of it.</summary>
     private async Task<IngestResult> RefuseAsync(InboundMessage message, SaitoTopic topic, string reason, string detail, CancellationToken cancellationToken)

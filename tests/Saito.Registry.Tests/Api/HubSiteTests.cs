@@ -118,6 +118,34 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         newest = (await store.ReadDeadLettersAsync(1, Ct)).ShouldHaveSingleItem();
         (newest.Reason, newest.Topic).ShouldBe((DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/fp-1/checkin"));
         (await store.ReadDeadLettersAsync(10, Ct)).Count.ShouldBe(5);
+        var arrival = (await teacher.GetFromJsonAsync<JsonElement>("/api/check-ins", Ct)).GetProperty("items").EnumerateArray().ShouldHaveSingleItem();
+        arrival.GetProperty("checkedOutAt").ValueKind.ShouldBe(JsonValueKind.Null, "south-1's check-out was not recorded");
+
+        // Devices another Saito sharing the database registered through north-1, unknown to this one: a hub of another
+        // site may not send for them either, and its hello does not rebind them.
+        await using (var db = server.Database.Open())
+        {
+            foreach (string serial in (string[])["wrist-5", "wrist-6", "fp-2"])
+            {
+                db.Devices.Add(new Saito.Registry.Model.Device { Serial = serial, Hub = "north-1", FirstSeen = DateTimeOffset.UtcNow });
+            }
+
+            await db.SaveChangesAsync(Ct);
+        }
+
+        await SendAsync("south-1", "wrist-5", "biosensor", Reading(50));
+        await SendAsync("south-1", "wrist-6", "hello", """{"kind":"biosensor","firmware":"6.6.6"}""");
+        await SendAsync("south-1", "fp-2", "checkin", $$"""{"owner":{{ana}}}""");
+        var others = (await store.ReadDeadLettersAsync(3, Ct)).Select(l => (l.Reason, l.Topic)).ToList();
+        others.ShouldBe(
+        [
+            (DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/fp-2/checkin"),
+            (DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/wrist-6/hello"),
+            (DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/wrist-5/biosensor"),
+        ]);
+        ids = await store.LoadDevicesAsync(Ct);
+        (await HeartRatesAsync(store, ids["wrist-5"])).ShouldBeEmpty();
+        (await store.LoadDeviceHubsAsync("wrist-6", Ct))["wrist-6"].ShouldBe("north-1");
 
         // A hub forging many messages for a device of another site costs one reread of its hub, not one per message.
         await SendAsync("north-1", "wrist-4", "biosensor", Reading(60));
