@@ -1,0 +1,15 @@
+# usage: ROUNDS=n coldq.sh NAME=DLL@EXTRA_ARGS ... (EXTRA_ARGS comma separated); as coldab.sh, load at once
+rounds=${ROUNDS:-4}
+for r in $(seq 1 $rounds); do for arm in "$@"; do
+  name=${arm%%=*}; rest=${arm#*=}; dll=${rest%%@*}; extra=""; [[ "$rest" == *@* ]] && extra=$(echo "${rest#*@}" | tr ',' ' ')
+  port=$((30000 + RANDOM % 20000)); http=$((port+1))
+  rm -rf /tmp/saito-cold
+  dotnet "$dll" --urls=http://127.0.0.1:$http --Mqtt:BindAddress=127.0.0.1 --Mqtt:Port=$port --Mqtt:MaxInflightMessages=32 $extra \
+    --Logging:LogLevel:Default=Warning --Storage:HotPath=/tmp/saito-cold/hot --Storage:ArchivePath=/tmp/saito-cold/archive > /tmp/saito-cold.log 2>&1 &
+  spid=$!
+  for i in $(seq 1 400); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done
+  echo "== $name round $r $(date -u +%T) $(uptime | sed 's/.*load/load/')"
+  dotnet ${TOOL:-/tmp/loadtest-r2r/Saito.LoadTest.dll} broker --target saito --endpoint 127.0.0.1:$port --publishers 16 --messages ${MSGS:-60000} --rate ${RATE:-64000} 2>&1 | grep -a "saito " | cut -c1-150
+  kill $spid; wait $spid 2>/dev/null
+  grep -a -o "Queue of [^ ]* is full.*dropped since the last report, [0-9,]* in all" /tmp/saito-cold.log | sed 's/(Mqtt[^)]*)//' | head -3
+done; done
