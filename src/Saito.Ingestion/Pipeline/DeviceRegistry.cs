@@ -49,6 +49,9 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
         _logger = (ILogger?)logger ?? Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance;
     }
 
+    /// <summary>Serials whose last reread time is kept, at most (a hub inventing serials cannot grow it without bound).</summary>
+    private const int MaxRereadsRemembered = 100_000;
+
     /// <summary>Times a device's hub was read again from the database (<see cref="RecheckHubAsync"/>), for tests and diagnostics.</summary>
     public long HubRereads => Interlocked.Read(ref _hubRereads);
 
@@ -87,12 +90,21 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
             return HubOf(serial);
         }
 
+        if (_hubsRead.Count >= MaxRereadsRemembered)
+        {
+            _hubsRead.Clear(); // serials a hub made up: forgetting them costs at most one more read each
+        }
+
         _hubsRead[serial] = now;
         Interlocked.Increment(ref _hubRereads);
         try
         {
             var stored = await _store.LoadDeviceHubsAsync(serial, cancellationToken);
-            Bind(serial, stored.TryGetValue(serial, out string? hub) ? hub : null);
+            // A hub found is recorded; none found never unbinds a device (a registration may have bound it meanwhile).
+            if (stored.TryGetValue(serial, out string? hub))
+            {
+                Bind(serial, hub);
+            }
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
         {

@@ -11,4 +11,7 @@ public interface IHubSites
 {
     /// <summary>The hub's site, or null when it has none (or is not a hub Saito knows).</summary>
     string? SiteOf(string hub);
+
+    /// <summary>Whether any hub has a site: when none has, nothing is checked and nothing extra is read from the database.</summary>
+    bool Any { get; }
 }

@@ -93,7 +93,7 @@ public sealed partial class MessageIngestor
         }
 
         bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
-        if (!known && _sites is not null && topic.Kind == TopicKind.CheckIn)
+        if (!known && topic.Kind == TopicKind.CheckIn && _sites is { Any: true })
         {
             // A reader new here may be registered already by another Saito sharing the database, through a hub of
             // another site; its check-in is recorded before it is registered here, so its hub is looked up first.
@@ -109,7 +109,7 @@ public sealed partial class MessageIngestor
         {
             if (_parser.TryParseHello(message.Payload.Span, topic.Hub, out var announcement, out string? helloError))
             {
-                if (!known && _sites is not null)
+                if (!known && _sites is { Any: true })
                 {
                     // A serial new here may be registered already (by another Saito sharing the database), bound to a hub
                     // of another site: found (or registered) first, so that its hello cannot bind it to this hub.

@@ -67,4 +67,6 @@ internal sealed class CredentialHubSites(CredentialsCache credentials) : Saito.I
 
     public string? SiteOf(string hub) =>
         credentials.Recent(s_fresh).TryGetValue(hub, out var client) && client.IsHub ? client.Site : null;
+
+    public bool Any => credentials.Recent(s_fresh).Values.Any(c => c.IsHub && c.Site is not null);
 }

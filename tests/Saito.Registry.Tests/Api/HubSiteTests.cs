@@ -107,6 +107,7 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         }
 
         await SendAsync("south-1", "wrist-3", "biosensor", Reading(91));
+        await SendAsync("north-1", "wrist-3", "biosensor", Reading(92)); // refused now: the reread bound it to south-1
         (await HeartRatesAsync(store, (await store.LoadDevicesAsync(Ct))["wrist-3"])).ShouldBe([90, 91]);
 
         // A fingerprint reader is a device too: bound to the hub its first recorded check-in came through.
@@ -117,7 +118,7 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         await SendAsync("south-1", "fp-1", "checkin", $$"""{"owner":{{ana}},"action":"out"}""");
         newest = (await store.ReadDeadLettersAsync(1, Ct)).ShouldHaveSingleItem();
         (newest.Reason, newest.Topic).ShouldBe((DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/fp-1/checkin"));
-        (await store.ReadDeadLettersAsync(10, Ct)).Count.ShouldBe(5);
+        (await store.ReadDeadLettersAsync(10, Ct)).Count.ShouldBe(6);
         var arrival = (await teacher.GetFromJsonAsync<JsonElement>("/api/check-ins", Ct)).GetProperty("items").EnumerateArray().ShouldHaveSingleItem();
         arrival.GetProperty("checkedOutAt").ValueKind.ShouldBe(JsonValueKind.Null, "south-1's check-out was not recorded");
 
