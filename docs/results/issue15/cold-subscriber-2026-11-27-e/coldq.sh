@@ -1,4 +1,4 @@
-# usage: ROUNDS=n coldq.sh NAME=DLL@EXTRA_ARGS ... (EXTRA_ARGS comma separated); as coldab.sh, load at once
+# usage: [MSGS=per publisher] [RATE=msg/s] ROUNDS=n coldq.sh NAME=DLL@EXTRA_ARGS ... (EXTRA_ARGS comma separated); as coldab.sh, load at once
 rounds=${ROUNDS:-4}
 for r in $(seq 1 $rounds); do for arm in "$@"; do
   name=${arm%%=*}; rest=${arm#*=}; dll=${rest%%@*}; extra=""; [[ "$rest" == *@* ]] && extra=$(echo "${rest#*@}" | tr ',' ' ')
@@ -9,7 +9,7 @@ for r in $(seq 1 $rounds); do for arm in "$@"; do
   spid=$!
   for i in $(seq 1 400); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done
   echo "== $name round $r $(date -u +%T) $(uptime | sed 's/.*load/load/')"
-  dotnet ${TOOL:-/tmp/loadtest-r2r/Saito.LoadTest.dll} broker --target saito --endpoint 127.0.0.1:$port --publishers 16 --messages 120000 --rate 128000 2>&1 | grep -a "saito " | cut -c1-150
+  dotnet ${TOOL:-/tmp/loadtest-r2r/Saito.LoadTest.dll} broker --target saito --endpoint 127.0.0.1:$port --publishers 16 --messages ${MSGS:-120000} --rate ${RATE:-128000} 2>&1 | grep -a "saito " | cut -c1-150
   kill $spid; wait $spid 2>/dev/null
   grep -a -o "Queue of [^ ]* is full.*dropped since the last report, [0-9,]* in all" /tmp/saito-cold.log | sed 's/(Mqtt[^)]*)//' | head -3
 done; done

@@ -1,11 +1,11 @@
 #!/bin/bash
-# usage: ROUNDS=n sat.sh NAME=ENVSPEC ... : broker saturation (rate 0, warm-up 5000/publisher), R2R server /tmp/saito-r2r-q50
+# usage: [SERVER=dll] ROUNDS=n sat.sh NAME=ENVSPEC ... : broker saturation (rate 0, warm-up 5000/publisher), R2R server /tmp/saito-r2r-q50
 rounds=${ROUNDS:-3}
 for r in $(seq 1 $rounds); do for arm in "$@"; do
   name=${arm%%=*}; spec=${arm#*=}; envs=""; [ "$spec" != none ] && envs=$(echo "$spec" | tr ',' ' ')
   port=$((30000 + RANDOM % 20000)); http=$((port+1))
   rm -rf /tmp/saito-sat
-  env $envs dotnet /tmp/saito-r2r-q50/Saito.Server.dll --urls=http://127.0.0.1:$http --Mqtt:BindAddress=127.0.0.1 --Mqtt:Port=$port --Mqtt:MaxInflightMessages=32 \
+  env $envs dotnet ${SERVER:-/tmp/saito-r2r-q50/Saito.Server.dll} --urls=http://127.0.0.1:$http --Mqtt:BindAddress=127.0.0.1 --Mqtt:Port=$port --Mqtt:MaxInflightMessages=32 \
     --Logging:LogLevel:Default=Warning --Storage:HotPath=/tmp/saito-sat/hot --Storage:ArchivePath=/tmp/saito-sat/archive > /tmp/saito-sat.log 2>&1 &
   spid=$!
   for i in $(seq 1 400); do (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done
