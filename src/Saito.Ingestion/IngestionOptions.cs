@@ -19,9 +19,10 @@ public sealed class IngestionOptions : PayloadLimits
     public int MaxNewDevicesPerHubPerHour { get; set; } = 1000;
 
     /// <summary>
-    /// How often, at most, a device's hub is read again from the database when a hub of another site sends for it
-    /// (a move by staff through another Saito instance may have changed it); a hub forging messages for many devices
-    /// costs at most one query per device per this many seconds.
+    /// While some hub has a site: how often every device's hub is read again from the database (a move by staff
+    /// through another Saito instance counts here within this time), and how often, at most, one device's hub is read
+    /// again when a hub of another site sends for it; a hub forging messages for many devices costs at most one query per
+    /// device per this many seconds.
     /// </summary>
     public int DeviceHubRecheckSeconds { get; set; } = 30;
 

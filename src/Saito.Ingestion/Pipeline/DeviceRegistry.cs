@@ -23,7 +23,16 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     private readonly ResiliencePipeline _retry;
     private readonly DeviceRegistrar _registrar;
     private readonly ConcurrentDictionary<string, int> _ids = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<string, string> _hubs = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, HubBinding> _hubs = new(StringComparer.Ordinal);
+
+    // Counts every binding made here (a registration's answer, a reread, a move); a refresh of all hubs leaves alone the
+    // devices bound here after it began reading, so that it cannot put back a hub a newer binding replaced.
+    private long _bindings;
+    private long _nextRefresh = long.MaxValue;
+    private int _refreshing;
+    private Task _refresh = Task.CompletedTask;
+    private long _hubRefreshes;
+    private readonly CancellationTokenSource _disposing = new();
 
     // When each device's hub was last read from the database (Environment.TickCount64), for RecheckHubAsync.
     private readonly ConcurrentDictionary<string, long> _hubsRead = new(StringComparer.Ordinal);
@@ -55,6 +64,9 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     /// <summary>Times a device's hub was read again from the database (<see cref="RecheckHubAsync"/>), for tests and diagnostics.</summary>
     public long HubRereads => Interlocked.Read(ref _hubRereads);
 
+    /// <summary>Times every device's hub was read again from the database (<see cref="RefreshHubsIfDue"/>), for tests and diagnostics.</summary>
+    public long HubRefreshes => Interlocked.Read(ref _hubRefreshes);
+
     public int Count => _ids.Count;
 
     /// <summary>What registers new devices (its counts, for tests and diagnostics).</summary>
@@ -71,21 +83,70 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
         var hubs = await _retry.ExecuteAsync(async ct => await _store.LoadDeviceHubsAsync(null, ct), cancellationToken);
         foreach (var (serial, hub) in hubs)
         {
-            _hubs[serial] = hub;
+            _hubs[serial] = new HubBinding(hub, 0);
         }
+
+        Volatile.Write(ref _nextRefresh, Environment.TickCount64 + _hubRecheckMilliseconds);
     }
 
     /// <summary>The hub a registered device is bound to, as last known here (null: none, or a new serial).</summary>
-    public string? HubOf(string serial) => _hubs.TryGetValue(serial, out string? hub) ? hub : null;
+    public string? HubOf(string serial) => _hubs.TryGetValue(serial, out var binding) ? binding.Hub : null;
+
+    /// <summary>
+    /// Reads every device's hub again from the database, in the background, when <c>Ingestion:DeviceHubRecheckSeconds</c>
+    /// have passed since the last time (called for each message while some hub has a site). So a device moved by staff
+    /// through another Saito sharing the database is refused from its old site's hubs here within that interval, even
+    /// when those hubs are the only ones that send through this instance. Costs one statement per interval.
+    /// </summary>
+    public void RefreshHubsIfDue()
+    {
+        if (Environment.TickCount64 < Volatile.Read(ref _nextRefresh) || Interlocked.CompareExchange(ref _refreshing, 1, 0) != 0)
+        {
+            return;
+        }
+
+        _refresh = Task.Run(RefreshHubsAsync);
+    }
+
+    private async Task RefreshHubsAsync()
+    {
+        try
+        {
+            long before = Interlocked.Read(ref _bindings);
+            var stored = await _store.LoadDeviceHubsAsync(null, _disposing.Token);
+            foreach (var (serial, hub) in stored)
+            {
+                // A device bound here since the read began keeps that binding; none found never unbinds (as in a reread).
+                _hubs.AddOrUpdate(serial, static (_, fresh) => fresh,
+                    (_, current, fresh) => current.Sequence > before || current.Hub == fresh.Hub ? current : fresh, new HubBinding(hub, before));
+            }
+
+            Interlocked.Increment(ref _hubRefreshes);
+        }
+        catch (OperationCanceledException) when (_disposing.IsCancellationRequested)
+        {
+            return;
+        }
+        catch (Exception ex)
+        {
+            LogRefreshFailed(ex);
+        }
+        finally
+        {
+            Volatile.Write(ref _nextRefresh, Environment.TickCount64 + _hubRecheckMilliseconds);
+            Volatile.Write(ref _refreshing, 0);
+        }
+    }
 
     /// <summary>
     /// The device's hub as the database has it now, read at most once per <c>Ingestion:DeviceHubRecheckSeconds</c> per
-    /// device (else, and when the database cannot answer, as known here).
+    /// device (else, and when the database cannot answer, as known here). <paramref name="always"/> reads it whatever the
+    /// interval (before a hello, which may bind the device to its hub).
     /// </summary>
-    public async ValueTask<string?> RecheckHubAsync(string serial, CancellationToken cancellationToken)
+    public async ValueTask<string?> RecheckHubAsync(string serial, CancellationToken cancellationToken, bool always = false)
     {
         long now = Environment.TickCount64;
-        if (_hubsRead.TryGetValue(serial, out long read) && now - read < _hubRecheckMilliseconds)
+        if (!always && _hubsRead.TryGetValue(serial, out long read) && now - read < _hubRecheckMilliseconds)
         {
             return HubOf(serial);
         }
@@ -117,13 +178,14 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     /// <summary>Records the hub a device is bound to now (a registration's answer, or a move by staff in this process).</summary>
     public void Bind(string serial, string? hub)
     {
+        long sequence = Interlocked.Increment(ref _bindings);
         if (hub is null)
         {
             _hubs.TryRemove(serial, out _);
         }
         else
         {
-            _hubs[serial] = hub;
+            _hubs[serial] = new HubBinding(hub, sequence);
         }
     }
 
@@ -230,7 +292,27 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
         }
     }
 
-    public ValueTask DisposeAsync() => _registrar.DisposeAsync();
+    public async ValueTask DisposeAsync()
+    {
+        await _disposing.CancelAsync();
+        try
+        {
+            await _refresh;
+        }
+        catch (Exception ex) when (ex is OperationCanceledException)
+        {
+            // Stopping.
+        }
+
+        _disposing.Dispose();
+        await _registrar.DisposeAsync();
+    }
+
+    /// <summary>A device's hub as known here, and which binding made it (<see cref="Bind"/>'s count; a refresh's start).</summary>
+    private sealed record HubBinding(string Hub, long Sequence);
+
+    [LoggerMessage(2153, LogLevel.Warning, "The devices' hubs could not be read again from the database; deciding by the hubs known here until the next try")]
+    private partial void LogRefreshFailed(Exception exception);
 
     [LoggerMessage(2152, LogLevel.Warning, "Device {Serial}'s hub could not be read again from the database; deciding by the hub known here")]
     private partial void LogRecheckFailed(Exception exception, string serial);

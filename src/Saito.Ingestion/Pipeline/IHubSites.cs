@@ -14,4 +14,7 @@ public interface IHubSites
 
     /// <summary>Whether any hub has a site: when none has, nothing is checked and nothing extra is read from the database.</summary>
     bool Any { get; }
+
+    /// <summary>Whether <paramref name="hub"/> is a hub Saito knows (in the credentials file), for a move by staff.</summary>
+    bool IsHub(string hub);
 }

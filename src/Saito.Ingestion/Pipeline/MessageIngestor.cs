@@ -93,11 +93,22 @@ public sealed partial class MessageIngestor
         }
 
         bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
-        if (!known && topic.Kind == TopicKind.CheckIn && _sites is { Any: true })
+        if (_sites is { Any: true })
         {
-            // A reader new here may be registered already by another Saito sharing the database, through a hub of
-            // another site; its check-in is recorded before it is registered here, so its hub is looked up first.
-            await _registry.RecheckHubAsync(topic.Device, cancellationToken);
+            // Moves made through another Saito sharing the database are seen within Ingestion:DeviceHubRecheckSeconds.
+            _registry.RefreshHubsIfDue();
+            if (!known && topic.Kind == TopicKind.CheckIn)
+            {
+                // A reader new here may be registered already by another Saito sharing the database, through a hub of
+                // another site; its check-in is recorded before it is registered here, so its hub is looked up first.
+                await _registry.RecheckHubAsync(topic.Device, cancellationToken);
+            }
+            else if (known && topic.Kind == TopicKind.Hello)
+            {
+                // A hello binds the device to its hub: decided on the hub the database has now, not on one known here
+                // from before a move made through another Saito (which this hello would otherwise undo).
+                await _registry.RecheckHubAsync(topic.Device, cancellationToken, always: true);
+            }
         }
 
         if ((known || topic.Kind == TopicKind.CheckIn) && await OtherSiteAsync(topic, cancellationToken) is { } otherSite)

@@ -178,14 +178,20 @@ internal static class DeviceEndpoints
 
     /// <summary>
     /// The device is bound to <see cref="DeviceMoveRequest.Hub"/>: hubs of that hub's site may send for it from now on
-    /// (this Saito at once; another instance sharing the database at the next refused message, within
-    /// <c>Ingestion:DeviceHubRecheckSeconds</c>).
+    /// (this Saito at once; another instance sharing the database within <c>Ingestion:DeviceHubRecheckSeconds</c>). While
+    /// some hub has a site, the hub must be one in the credentials file.
     /// </summary>
     private static async Task<IResult> MoveAsync(int id, DeviceMoveRequest request, RegistryDbContext db, IServiceProvider services, CancellationToken cancellationToken)
     {
         if (await db.Devices.SingleOrDefaultAsync(d => d.Id == id, cancellationToken) is not { } device)
         {
             return Problems.NotFound("device", id);
+        }
+
+        if (services.GetService<Saito.Ingestion.Pipeline.IHubSites>() is { Any: true } sites && !sites.IsHub(request.Hub))
+        {
+            // A hub Saito does not know has no site: the device would take messages from every hub.
+            return Problems.Invalid("hub", $"There is no hub named {request.Hub} in the credentials file (saito hubs list); a device moved to it would belong to no site.");
         }
 
         device.Hub = request.Hub;

@@ -57,9 +57,9 @@ internal sealed partial class CredentialsCache(string path, ILogger<CredentialsC
 }
 
 /// <summary>
-/// The hubs' sites from the credentials file (<c>saito hubs add hub-1 --site north</c>); asked only when a device's
-/// message comes through a hub other than its own, and the file looked at once a second at most, so a change of site
-/// counts from the next second.
+/// The hubs' sites from the credentials file (<c>saito hubs add hub-1 --site north</c>); whether any hub has one is
+/// asked for every message, a hub's site only when a device's message comes through a hub other than its own; the file
+/// is looked at once a second at most, so a change of site counts from the next second.
 /// </summary>
 internal sealed class CredentialHubSites(CredentialsCache credentials) : Saito.Ingestion.Pipeline.IHubSites
 {
@@ -68,5 +68,26 @@ internal sealed class CredentialHubSites(CredentialsCache credentials) : Saito.I
     public string? SiteOf(string hub) =>
         credentials.Recent(s_fresh).TryGetValue(hub, out var client) && client.IsHub ? client.Site : null;
 
-    public bool Any => credentials.Recent(s_fresh).Values.Any(c => c.IsHub && c.Site is not null);
+    public bool IsHub(string hub) => credentials.Recent(s_fresh).TryGetValue(hub, out var client) && client.IsHub;
+
+    // Asked for every message: worked out once per reading of the file.
+    private SitesInUse? _inUse;
+
+    public bool Any
+    {
+        get
+        {
+            var clients = credentials.Recent(s_fresh);
+            if (Volatile.Read(ref _inUse) is { } known && ReferenceEquals(known.Clients, clients))
+            {
+                return known.Any;
+            }
+
+            bool any = clients.Values.Any(c => c.IsHub && c.Site is not null);
+            Volatile.Write(ref _inUse, new SitesInUse(clients, any));
+            return any;
+        }
+    }
+
+    private sealed record SitesInUse(IReadOnlyDictionary<string, Credential> Clients, bool Any);
 }

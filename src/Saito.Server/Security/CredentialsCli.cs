@@ -183,13 +183,29 @@ public static class CredentialsCli
         enable.SetAction(parse => SetDisabled(parse, Store(parse), parse.GetValue(enableName)!, hubs, false, output));
 
         var removeName = nameArgument();
+        var force = new Option<bool>("--force") { Description = "Remove a hub of a site even though the devices bound to it then belong to no site" };
         var remove = new Command("remove", $"Delete the {noun} from the file.") { removeName };
+        if (hubs)
+        {
+            remove.Options.Add(force);
+        }
+
         remove.SetAction(parse =>
         {
             string who = parse.GetValue(removeName)!;
+            bool forced = hubs && parse.GetValue(force);
             var store = Store(parse);
             store.Update(clients =>
             {
+                if (!forced && clients.FirstOrDefault(c => c.Name == who && c.IsHub && hubs) is { Site: { } site })
+                {
+                    // The site lives only here: without it the devices bound to this hub would take messages from every hub.
+                    throw new CredentialsException(
+                        $"Hub {who} is of site {site}: removed, the devices bound to it would belong to no site and take messages from every hub. " +
+                        $"Disable it instead (saito hubs disable {who}: it can no longer log in and its devices keep site {site}), " +
+                        "move its devices to another hub first (POST /api/devices/{id}/move), or pass --force.");
+                }
+
                 int removed = clients.RemoveAll(c => c.Name == who && (!hubs || c.IsHub));
                 return removed == 0 ? throw NotFound(who, hubs, store) : removed;
             });

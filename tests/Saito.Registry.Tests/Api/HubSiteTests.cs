@@ -86,6 +86,15 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
             bad.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
         }
 
+        // A hub not in the credentials file has no site: a device moved to it would take messages from every hub.
+        using (var ghost = await ops.PostAsJsonAsync($"/api/devices/{wrist1}/move", new { hub = "ghost-9" }, Ct))
+        {
+            ghost.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
+            (await ghost.Content.ReadAsStringAsync(Ct)).ShouldContain("There is no hub named ghost-9 in the credentials file");
+        }
+
+        (await store.LoadDeviceHubsAsync("wrist-1", Ct))["wrist-1"].ShouldBe("north-1", "the refused moves changed nothing");
+
         using (var moved = await ops.PostAsJsonAsync($"/api/devices/{wrist1}/move", new { hub = "south-1" }, Ct))
         {
             moved.StatusCode.ShouldBe(HttpStatusCode.OK);
@@ -110,6 +119,18 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         await SendAsync("north-1", "wrist-3", "biosensor", Reading(92)); // refused now: the reread bound it to south-1
         (await HeartRatesAsync(store, (await store.LoadDevicesAsync(Ct))["wrist-3"])).ShouldBe([90, 91]);
 
+        // Moved back to north-1 through another Saito: a hello through south-1, its hub as this one knows it, must not
+        // undo that. The hub is read again before every hello, whatever the interval.
+        await using (var db = server.Database.Open())
+        {
+            (await db.Devices.Where(d => d.Serial == "wrist-3").ExecuteUpdateAsync(s => s.SetProperty(d => d.Hub, "north-1"), Ct)).ShouldBe(1);
+        }
+
+        await SendAsync("south-1", "wrist-3", "hello", """{"kind":"biosensor","firmware":"6.6.6"}""");
+        (await store.LoadDeviceHubsAsync("wrist-3", Ct))["wrist-3"].ShouldBe("north-1");
+        newest = (await store.ReadDeadLettersAsync(1, Ct)).ShouldHaveSingleItem();
+        (newest.Reason, newest.Topic).ShouldBe((DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/wrist-3/hello"));
+
         // A fingerprint reader is a device too: bound to the hub its first recorded check-in came through.
         using var admin = await server.AsAsync("admin");
         using var created = await admin.PostAsJsonAsync("/api/owners", new { kind = "student", displayName = "Ana" }, Ct);
@@ -118,7 +139,7 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         await SendAsync("south-1", "fp-1", "checkin", $$"""{"owner":{{ana}},"action":"out"}""");
         newest = (await store.ReadDeadLettersAsync(1, Ct)).ShouldHaveSingleItem();
         (newest.Reason, newest.Topic).ShouldBe((DeadLetterReasons.DeviceOfAnotherSite, "saito/south-1/fp-1/checkin"));
-        (await store.ReadDeadLettersAsync(10, Ct)).Count.ShouldBe(6);
+        (await store.ReadDeadLettersAsync(10, Ct)).Count.ShouldBe(7);
         var arrival = (await teacher.GetFromJsonAsync<JsonElement>("/api/check-ins", Ct)).GetProperty("items").EnumerateArray().ShouldHaveSingleItem();
         arrival.GetProperty("checkedOutAt").ValueKind.ShouldBe(JsonValueKind.Null, "south-1's check-out was not recorded");
 
@@ -162,8 +183,46 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         (await HeartRatesAsync(store, (await store.LoadDevicesAsync(Ct))["wrist-4"])).ShouldBe([60]);
     }
 
+    [Theory]
+    [InlineData(StorageProvider.Sqlite)]
+    [InlineData(StorageProvider.Postgres)]
+    public async Task A_move_made_through_another_instance_refuses_the_old_site_s_hub_within_the_recheck_interval(StorageProvider provider)
+    {
+        await using var server = await ApiServer.StartAsync(provider, postgres, ["Mqtt:AllowAnonymous=false", "Ingestion:DeviceHubRecheckSeconds=1"]);
+        string north = Cli(server.CredentialsFile, "hubs", "add", "north-1", "--site", "north");
+        Cli(server.CredentialsFile, "hubs", "add", "south-1", "--site", "south");
+        await PublishAsync(server, "north-1", north, "saito/north-1/wrist-7/biosensor", Reading(70));
+
+        // Another Saito sharing the database moved wrist-7 to south-1. Only north-1 sends through this one, so no refusal
+        // makes it read the hub again; the periodic read of every device's hub does.
+        await using (var db = server.Database.Open())
+        {
+            (await db.Devices.Where(d => d.Serial == "wrist-7").ExecuteUpdateAsync(s => s.SetProperty(d => d.Hub, "south-1"), Ct)).ShouldBe(1);
+        }
+
+        var store = server.Services.GetRequiredService<IReadingStore>();
+        var registry = server.Services.GetRequiredService<Saito.Ingestion.Pipeline.DeviceRegistry>();
+        var waited = System.Diagnostics.Stopwatch.StartNew();
+        int sent = 0;
+        while (true)
+        {
+            await PublishAsync(server, "north-1", north, "saito/north-1/wrist-7/biosensor", Reading(60 + (sent++ % 100)));
+            if ((await store.ReadDeadLettersAsync(1, Ct)).SingleOrDefault() is { } letter)
+            {
+                (letter.Reason, letter.Topic).ShouldBe((DeadLetterReasons.DeviceOfAnotherSite, "saito/north-1/wrist-7/biosensor"));
+                break;
+            }
+
+            waited.Elapsed.ShouldBeLessThan(TimeSpan.FromSeconds(60), $"north-1 was still taken for wrist-7 after {sent} messages");
+        }
+
+        registry.HubRefreshes.ShouldBeGreaterThan(0);
+        registry.HubOf("wrist-7").ShouldBe("south-1");
+        (await HeartRatesAsync(store, (await store.LoadDevicesAsync(Ct))["wrist-7"])).Length.ShouldBe(sent, "every message before the refused one was stored");
+    }
+
     [Fact]
-    public void Hubs_site_sets_shows_and_clears_a_hub_s_site_and_refuses_a_bad_one()
+    public void Hubs_site_sets_shows_and_clears_a_hub_s_site_and_refuses_a_bad_one_and_remove_keeps_a_hub_of_a_site_without_force()
     {
         string folder = Directory.CreateTempSubdirectory("saito-sites-").FullName;
         try
@@ -188,6 +247,16 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
             unknown.Error.ShouldContain("No hub named hub-9");
             Run(file, "hubs", "add", "hub-3", "--site", "a b").ExitCode.ShouldBe(1);
             Sites(file).ShouldBe(new Dictionary<string, string?> { ["hub-1"] = "west", ["hub-2"] = null }, "nothing changed by the refused commands");
+
+            // A hub of a site is not removed without --force: its devices would belong to no site (disable keeps it).
+            var kept = Run(file, "hubs", "remove", "hub-1");
+            kept.ExitCode.ShouldBe(1);
+            kept.Error.ShouldContain("Hub hub-1 is of site west");
+            kept.Error.ShouldContain("saito hubs disable hub-1");
+            Sites(file).ShouldContainKey("hub-1");
+            Cli(file, "hubs", "remove", "hub-2"); // no site: removed as before
+            Cli(file, "hubs", "remove", "hub-1", "--force");
+            Sites(file).ShouldBeEmpty();
         }
         finally
         {
@@ -215,9 +284,9 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         return output.Split('\n').FirstOrDefault(l => l.StartsWith("Secret", StringComparison.Ordinal))?.Split(": ", 2)[1].Trim() ?? string.Empty;
     }
 
-    /// <summary>A reading one second after the previous one, so that no two share a key.</summary>
+    /// <summary>A reading 100 ms after the previous one, so that no two share a key (and hundreds stay in the past).</summary>
     private string Reading(int heartRate) =>
-        $$"""{"ts":"{{_start.AddSeconds(++_second).ToString("O", CultureInfo.InvariantCulture)}}","hr":{{heartRate}}}""";
+        $$"""{"ts":"{{_start.AddMilliseconds(100 * ++_second).ToString("O", CultureInfo.InvariantCulture)}}","hr":{{heartRate}}}""";
 
     private static async Task<double[]> HeartRatesAsync(IReadingStore store, int deviceId) =>
         [.. (await store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, deviceId, Ct)).Select(r => r.HeartRate ?? double.NaN)];
