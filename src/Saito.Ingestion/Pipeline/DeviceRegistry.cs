@@ -25,11 +25,11 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     private readonly ConcurrentDictionary<string, int> _ids = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, HubBinding> _hubs = new(StringComparer.Ordinal);
 
-    // Counts every binding made here (a registration's answer, a reread, a move); a refresh of all hubs leaves alone the
-    // devices bound here after it began reading, so that it cannot put back a hub a newer binding replaced.
+    // Numbers every reading of a hub (a registration, a reread, a refresh of all, a move), taken before the database is
+    // asked: of two answers for one device, the one asked later is kept, whichever arrives last.
     private long _bindings;
     private long _nextRefresh = long.MaxValue;
-    private int _refreshing;
+    private readonly Lock _refreshLock = new();
     private Task _refresh = Task.CompletedTask;
     private long _hubRefreshes;
     private readonly CancellationTokenSource _disposing = new();
@@ -93,32 +93,44 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     public string? HubOf(string serial) => _hubs.TryGetValue(serial, out var binding) ? binding.Hub : null;
 
     /// <summary>
-    /// Reads every device's hub again from the database, in the background, when <c>Ingestion:DeviceHubRecheckSeconds</c>
-    /// have passed since the last time (called for each message while some hub has a site). So a device moved by staff
-    /// through another Saito sharing the database is refused from its old site's hubs here within that interval, even
-    /// when those hubs are the only ones that send through this instance. Costs one statement per interval.
+    /// Every device's hub read again from the database when <c>Ingestion:DeviceHubRecheckSeconds</c> have passed since the
+    /// last time (called for each message while some hub has a site): the read to wait for before judging the message,
+    /// or null when none is due. So a device moved by staff through another Saito sharing the database is refused from
+    /// its old site's hubs here within that interval, even when those hubs are the only ones that send through this
+    /// instance. Costs one statement per interval, and the messages that arrive while it runs wait for it.
     /// </summary>
-    public void RefreshHubsIfDue()
+    public Task? RefreshHubsIfDue()
     {
-        if (Environment.TickCount64 < Volatile.Read(ref _nextRefresh) || Interlocked.CompareExchange(ref _refreshing, 1, 0) != 0)
+        if (Environment.TickCount64 < Volatile.Read(ref _nextRefresh) || _disposing.IsCancellationRequested)
         {
-            return;
+            return null;
         }
 
-        _refresh = Task.Run(RefreshHubsAsync);
+        lock (_refreshLock)
+        {
+            if (!_refresh.IsCompleted)
+            {
+                return _refresh;
+            }
+
+            // Another message may have started and finished one meanwhile.
+            return Environment.TickCount64 < Volatile.Read(ref _nextRefresh) ? null : _refresh = Task.Run(RefreshHubsAsync);
+        }
     }
 
     private async Task RefreshHubsAsync()
     {
         try
         {
-            long before = Interlocked.Read(ref _bindings);
+            long asked = NextBindingSequence();
             var stored = await _store.LoadDeviceHubsAsync(null, _disposing.Token);
             foreach (var (serial, hub) in stored)
             {
-                // A device bound here since the read began keeps that binding; none found never unbinds (as in a reread).
-                _hubs.AddOrUpdate(serial, static (_, fresh) => fresh,
-                    (_, current, fresh) => current.Sequence > before || current.Hub == fresh.Hub ? current : fresh, new HubBinding(hub, before));
+                // None found never unbinds (as in a reread); an unchanged hub costs nothing.
+                if (!_hubs.TryGetValue(serial, out var current) || current.Hub != hub)
+                {
+                    Bind(serial, hub, asked);
+                }
             }
 
             Interlocked.Increment(ref _hubRefreshes);
@@ -133,8 +145,8 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
         }
         finally
         {
+            // A database that cannot answer is asked again after the next interval, not by every message meanwhile.
             Volatile.Write(ref _nextRefresh, Environment.TickCount64 + _hubRecheckMilliseconds);
-            Volatile.Write(ref _refreshing, 0);
         }
     }
 
@@ -160,11 +172,12 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
         Interlocked.Increment(ref _hubRereads);
         try
         {
+            long asked = NextBindingSequence();
             var stored = await _store.LoadDeviceHubsAsync(serial, cancellationToken);
             // A hub found is recorded; none found never unbinds a device (a registration may have bound it meanwhile).
             if (stored.TryGetValue(serial, out string? hub))
             {
-                Bind(serial, hub);
+                Bind(serial, hub, asked);
             }
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
@@ -176,18 +189,18 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     }
 
     /// <summary>Records the hub a device is bound to now (a registration's answer, or a move by staff in this process).</summary>
-    public void Bind(string serial, string? hub)
-    {
-        long sequence = Interlocked.Increment(ref _bindings);
-        if (hub is null)
-        {
-            _hubs.TryRemove(serial, out _);
-        }
-        else
-        {
-            _hubs[serial] = new HubBinding(hub, sequence);
-        }
-    }
+    public void Bind(string serial, string? hub) => Bind(serial, hub, NextBindingSequence());
+
+    /// <summary>The number of a reading of hubs about to be asked of the database (see <see cref="Bind(string, string?, long)"/>).</summary>
+    internal long NextBindingSequence() => Interlocked.Increment(ref _bindings);
+
+    /// <summary>
+    /// Records a device's hub as the database answered a question numbered <paramref name="asked"/>
+    /// (<see cref="NextBindingSequence"/>, taken before asking): an answer to a later question, recorded already, is kept.
+    /// </summary>
+    internal void Bind(string serial, string? hub, long asked) =>
+        _hubs.AddOrUpdate(serial, static (_, fresh) => fresh, static (_, current, fresh) => current.Sequence > fresh.Sequence ? current : fresh,
+            new HubBinding(hub, asked));
 
     /// <summary>The id of a device already registered (false for a new serial, or one being registered now).</summary>
     public bool TryGetKnownId(string serial, out int id) => _ids.TryGetValue(serial, out id);
@@ -262,10 +275,11 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     {
         try
         {
+            long asked = NextBindingSequence();
             var (id, boundTo) = await _registrar.RegisterAsync(serial, announcement, hub);
             lock (_admitting)
             {
-                Bind(serial, boundTo);
+                Bind(serial, boundTo, asked);
                 _ids[serial] = id;
                 RemoveFromFlight(serial, announcement);
             }
@@ -295,21 +309,26 @@ public sealed partial class DeviceRegistry : IAsyncDisposable
     public async ValueTask DisposeAsync()
     {
         await _disposing.CancelAsync();
+        Task refresh;
+        lock (_refreshLock)
+        {
+            refresh = _refresh;
+        }
+
         try
         {
-            await _refresh;
+            await refresh;
         }
         catch (Exception ex) when (ex is OperationCanceledException)
         {
             // Stopping.
         }
 
-        _disposing.Dispose();
         await _registrar.DisposeAsync();
     }
 
-    /// <summary>A device's hub as known here, and which binding made it (<see cref="Bind"/>'s count; a refresh's start).</summary>
-    private sealed record HubBinding(string Hub, long Sequence);
+    /// <summary>A device's hub as known here (null: bound to none), and the number of the question that found it.</summary>
+    private sealed record HubBinding(string? Hub, long Sequence);
 
     [LoggerMessage(2153, LogLevel.Warning, "The devices' hubs could not be read again from the database; deciding by the hubs known here until the next try")]
     private partial void LogRefreshFailed(Exception exception);

@@ -96,7 +96,10 @@ public sealed partial class MessageIngestor
         if (_sites is { Any: true })
         {
             // Moves made through another Saito sharing the database are seen within Ingestion:DeviceHubRecheckSeconds.
-            _registry.RefreshHubsIfDue();
+            if (_registry.RefreshHubsIfDue() is { } refresh)
+            {
+                await refresh.WaitAsync(cancellationToken);
+            }
             if (!known && topic.Kind == TopicKind.CheckIn)
             {
                 // A reader new here may be registered already by another Saito sharing the database, through a hub of

@@ -184,20 +184,16 @@ public static class CredentialsCli
 
         var removeName = nameArgument();
         var force = new Option<bool>("--force") { Description = "Remove a hub of a site even though the devices bound to it then belong to no site" };
-        var remove = new Command("remove", $"Delete the {noun} from the file.") { removeName };
-        if (hubs)
-        {
-            remove.Options.Add(force);
-        }
+        var remove = new Command("remove", $"Delete the {noun} from the file.") { removeName, force };
 
         remove.SetAction(parse =>
         {
             string who = parse.GetValue(removeName)!;
-            bool forced = hubs && parse.GetValue(force);
+            bool forced = parse.GetValue(force);
             var store = Store(parse);
             store.Update(clients =>
             {
-                if (!forced && clients.FirstOrDefault(c => c.Name == who && c.IsHub && hubs) is { Site: { } site })
+                if (!forced && clients.FirstOrDefault(c => c.Name == who && c.IsHub) is { Site: { } site })
                 {
                     // The site lives only here: without it the devices bound to this hub would take messages from every hub.
                     throw new CredentialsException(

@@ -11,7 +11,9 @@ namespace Saito.Ingestion.Tests.Pipeline;
 
 /// <summary>
 /// <see cref="DeviceRegistrar"/> on a real SQLite store: serials asked for together are registered together, a batch
-/// that fails for a moment is retried, and one the database refuses costs only the serial at fault.
+/// that fails for a moment is retried, and one the database refuses costs only the serial at fault. And what
+/// <see cref="DeviceRegistry"/> knows of each device's hub (hub sites, docs/security.md): of two answers from the
+/// database the later question wins, and every hub is read again once per interval.
 /// </summary>
 public sealed class DeviceRegistrarTests : IAsyncLifetime
 {
@@ -19,6 +21,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
     private IReadingStore _store = null!;
     private DeviceRegistrar _registrar = null!;
+    private DeviceRegistry _registry = null!;
 
     private static CancellationToken Ct => TestContext.Current.CancellationToken;
 
@@ -31,6 +34,8 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
         var resilience = new StorageResilience(_store, new StorageHealth(), new IngestionMetrics(_services.GetRequiredService<IMeterFactory>()),
             TimeProvider.System, NullLogger<StorageResilience>.Instance);
         _registrar = new DeviceRegistrar(_store, resilience.Pipeline);
+        _registry = new DeviceRegistry(_store, resilience, new NewDeviceLimiter(1000, TimeProvider.System),
+            options: Microsoft.Extensions.Options.Options.Create(new IngestionOptions { DeviceHubRecheckSeconds = 1 }));
     }
 
     [Fact]
@@ -111,6 +116,46 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
         }
     }
 
+    [Fact]
+    public void Of_two_answers_for_one_device_the_one_asked_later_is_kept_whichever_is_recorded_last()
+    {
+        long earlier = _registry.NextBindingSequence(); // a reread asks the database ...
+        _registry.Bind("wrist-1", "south-1"); // ... staff move the device meanwhile ...
+        _registry.Bind("wrist-1", "north-1", earlier); // ... and the reread's older answer arrives last
+
+        _registry.HubOf("wrist-1").ShouldBe("south-1");
+
+        _registry.Bind("wrist-1", null, _registry.NextBindingSequence());
+        _registry.HubOf("wrist-1").ShouldBeNull();
+        _registry.Bind("wrist-1", "north-1", earlier);
+        _registry.HubOf("wrist-1").ShouldBeNull("an unbinding is an answer too: an older one does not undo it");
+    }
+
+    [Fact]
+    public async Task Every_device_s_hub_is_read_again_once_the_interval_has_passed()
+    {
+        (await _registry.GetIdAsync("wrist-1", "north-1", Ct)).ShouldNotBeNull();
+        await _registry.LoadAsync(Ct);
+        _registry.HubOf("wrist-1").ShouldBe("north-1");
+        _registry.RefreshHubsIfDue().ShouldBeNull("just loaded: not due");
+
+        // Another Saito sharing the database moved the device.
+        await ExecuteAsync("UPDATE device SET hub = 'south-1' WHERE serial = 'wrist-1'");
+
+        var deadline = DateTime.UtcNow.AddSeconds(30);
+        Task? refresh;
+        while ((refresh = _registry.RefreshHubsIfDue()) is null)
+        {
+            DateTime.UtcNow.ShouldBeLessThan(deadline, "a refresh was due after one second");
+            await Task.Delay(20, Ct);
+        }
+
+        await refresh.WaitAsync(TimeSpan.FromSeconds(30), Ct);
+        _registry.HubOf("wrist-1").ShouldBe("south-1");
+        _registry.HubRefreshes.ShouldBe(1);
+        _registry.RefreshHubsIfDue().ShouldBeNull("the next one is an interval away");
+    }
+
     private async Task ExecuteAsync(string sql)
     {
         await using var connection = new SqliteConnection($"Data Source={_storage.HotFile};Pooling=False");
@@ -136,6 +181,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
 
     public async ValueTask DisposeAsync()
     {
+        await _registry.DisposeAsync();
         await _registrar.DisposeAsync();
         await _store.DisposeAsync();
         await _services.DisposeAsync();

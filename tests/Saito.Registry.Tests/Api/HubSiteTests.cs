@@ -253,6 +253,7 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
             kept.ExitCode.ShouldBe(1);
             kept.Error.ShouldContain("Hub hub-1 is of site west");
             kept.Error.ShouldContain("saito hubs disable hub-1");
+            Run(file, "clients", "remove", "hub-1").ExitCode.ShouldBe(1, "nor through the clients command");
             Sites(file).ShouldContainKey("hub-1");
             Cli(file, "hubs", "remove", "hub-2"); // no site: removed as before
             Cli(file, "hubs", "remove", "hub-1", "--force");
