@@ -4,12 +4,28 @@ using Saito.Server.Security;
 
 namespace Saito.Server.Api;
 
-public sealed record HubView(string Name, bool Disabled, DateTimeOffset Created, DateTimeOffset? Rotated)
+/// <summary>A hub as the API shows it (never its secret).</summary>
+/// <param name="Name">The hub's MQTT user name.</param>
+/// <param name="Disabled">Whether its CONNECT is refused.</param>
+/// <param name="Created">When it was added.</param>
+/// <param name="Rotated">When its secret last changed, if ever.</param>
+/// <param name="Site">The hub's site, or null: devices bound to a hub of a site send only through hubs of that site (docs/security.md).</param>
+public sealed record HubView(string Name, bool Disabled, DateTimeOffset Created, DateTimeOffset? Rotated, string? Site)
 {
-    public static HubView Of(Credential c) => new(c.Name, c.Disabled, c.Created, c.Rotated);
+    public static HubView Of(Credential c) => new(c.Name, c.Disabled, c.Created, c.Rotated, c.Site);
 }
 
-public sealed record NewHubRequest([property: Required, RegularExpression("^[A-Za-z0-9._-]{1,64}$", ErrorMessage = "a hub name is 1 to 64 letters, digits, '.', '_' or '-'")] string Name);
+public sealed record NewHubRequest(
+    [property: Required, RegularExpression(NewHubRequest.NamePattern, ErrorMessage = "a hub name is 1 to 64 letters, digits, '.', '_' or '-'")] string Name,
+    [property: RegularExpression(NewHubRequest.NamePattern, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site = null)
+{
+    internal const string NamePattern = "^[A-Za-z0-9._-]{1,64}$";
+}
+
+/// <summary>A hub's new site.</summary>
+/// <param name="Site">The new site, or null for none (the devices bound to the hub then roam to every hub).</param>
+public sealed record HubSiteRequest(
+    [property: RegularExpression(NewHubRequest.NamePattern, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site);
 
 public sealed record HubSecret(HubView Hub, string Secret);
 
@@ -31,7 +47,9 @@ internal static class HubEndpoints
         hubs.MapPost("/{name}/rotate", Rotate).WithSummary("A new secret (the old one stops working at the hub's next CONNECT)");
         hubs.MapPost("/{name}/disable", (string name, IOptions<SecurityOptions> o) => Change(o, name, c => c.Disabled = true)).WithSummary("Refuse the hub from its next CONNECT on");
         hubs.MapPost("/{name}/enable", (string name, IOptions<SecurityOptions> o) => Change(o, name, c => c.Disabled = false)).WithSummary("Accept the hub again");
-        hubs.MapDelete("/{name}", Remove).WithSummary("Remove the hub");
+        hubs.MapPut("/{name}/site", (string name, HubSiteRequest request, IOptions<SecurityOptions> o) => Change(o, name, c => c.Site = request.Site))
+            .WithSummary("Set the hub's site, or none (null)");
+        hubs.MapDelete("/{name}", Remove).WithSummary("Remove the hub (a hub of a site only with ?force=true)");
     }
 
     private static CredentialStore Store(IOptions<SecurityOptions> options) => new(options.Value.CredentialsFile);
@@ -55,6 +73,7 @@ internal static class HubEndpoints
                     Roles = [CredentialStore.HubRole],
                     SecretHash = SecretHash.Hash(secret, options.Value.HashIterations),
                     Created = time.GetUtcNow(),
+                    Site = request.Site,
                 };
                 clients.Add(hub);
                 return TypedResults.Created($"/api/hubs/{hub.Name}", new HubSecret(HubView.Of(hub), secret));
@@ -75,12 +94,29 @@ internal static class HubEndpoints
         return view is null ? result : TypedResults.Ok(new HubSecret(view, secret));
     }
 
-    private static IResult Remove(string name, IOptions<SecurityOptions> options)
+    private static IResult Remove(string name, IOptions<SecurityOptions> options, bool force = false)
     {
         lock (s_file)
         {
             return Store(options).Update(clients =>
-                clients.RemoveAll(c => c.Name == name && c.IsHub) == 0 ? Problems.NotFound("hub", name) : TypedResults.NoContent());
+            {
+                if (clients.FirstOrDefault(c => c.Name == name && c.IsHub) is not { } hub)
+                {
+                    return Problems.NotFound("hub", name);
+                }
+
+                if (hub.Site is { } site && !force)
+                {
+                    // The site lives only in this file: without the hub, the devices bound to it would take messages from every hub.
+                    return Problems.Conflict(
+                        $"Hub {name} is of site {site}: removed, the devices bound to it would belong to no site and take messages from every hub. " +
+                        $"Disable it instead (POST /api/hubs/{name}/disable: it can no longer log in and its devices keep site {site}), " +
+                        "move its devices to another hub first (POST /api/devices/{id}/move), or remove it with ?force=true.");
+                }
+
+                clients.Remove(hub);
+                return TypedResults.NoContent();
+            });
         }
     }
 

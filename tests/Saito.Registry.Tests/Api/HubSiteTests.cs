@@ -265,6 +265,96 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         }
     }
 
+    [Fact]
+    public async Task The_hubs_api_adds_shows_sets_and_clears_a_hub_s_site_and_keeps_a_hub_of_a_site_unless_forced()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, postgres, ["Mqtt:AllowAnonymous=false"]);
+        using var ops = await server.AsAsync("ops");
+        using var teacher = await server.AsAsync("teacher");
+        var north = new { name = "north-1", site = "north" };
+
+        // Hubs are for admin and ops (ApiAccessTests tries every route as every role); a teacher changes nothing.
+        using (var refused = await teacher.PostAsJsonAsync("/api/hubs", north, Ct))
+        {
+            refused.StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        }
+
+        using (var refused = await teacher.PutAsJsonAsync("/api/hubs/north-1/site", new { site = "south" }, Ct))
+        {
+            refused.StatusCode.ShouldBe(HttpStatusCode.Forbidden);
+        }
+
+        using (var added = await ops.PostAsJsonAsync("/api/hubs", north, Ct))
+        {
+            added.StatusCode.ShouldBe(HttpStatusCode.Created);
+            var body = await added.Content.ReadFromJsonAsync<JsonElement>(Ct);
+            body.GetProperty("hub").GetProperty("site").GetString().ShouldBe("north");
+            body.GetProperty("secret").GetString().ShouldNotBeNullOrEmpty();
+        }
+
+        using (var added = await ops.PostAsJsonAsync("/api/hubs", new { name = "lone" }, Ct))
+        {
+            added.StatusCode.ShouldBe(HttpStatusCode.Created);
+            (await added.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("hub").GetProperty("site").ValueKind.ShouldBe(JsonValueKind.Null);
+        }
+
+        using (var bad = await ops.PostAsJsonAsync("/api/hubs", new { name = "east-1", site = "east wing" }, Ct))
+        {
+            bad.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
+            (await bad.Content.ReadAsStringAsync(Ct)).ShouldContain("a site is 1 to 64 letters");
+        }
+
+        Sites(server.CredentialsFile).ShouldBe(new Dictionary<string, string?> { ["north-1"] = "north", ["lone"] = null });
+        var listed = await ops.GetFromJsonAsync<JsonElement[]>("/api/hubs", Ct);
+        listed!.Select(h => (h.GetProperty("name").GetString(), h.GetProperty("site").GetString())).ShouldBe([("lone", null), ("north-1", "north")]);
+
+        using (var set = await ops.PutAsJsonAsync("/api/hubs/lone/site", new { site = "south" }, Ct))
+        {
+            set.StatusCode.ShouldBe(HttpStatusCode.OK);
+            (await set.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("site").GetString().ShouldBe("south");
+        }
+
+        using (var bad = await ops.PutAsJsonAsync("/api/hubs/lone/site", new { site = "south/2" }, Ct))
+        {
+            bad.StatusCode.ShouldBe(HttpStatusCode.BadRequest);
+        }
+
+        using (var missing = await ops.PutAsJsonAsync("/api/hubs/ghost-9/site", new { site = "south" }, Ct))
+        {
+            missing.StatusCode.ShouldBe(HttpStatusCode.NotFound);
+        }
+
+        Sites(server.CredentialsFile).ShouldBe(new Dictionary<string, string?> { ["north-1"] = "north", ["lone"] = "south" });
+        using (var cleared = await ops.PutAsJsonAsync("/api/hubs/north-1/site", new { site = (string?)null }, Ct))
+        {
+            cleared.StatusCode.ShouldBe(HttpStatusCode.OK);
+        }
+
+        Sites(server.CredentialsFile).ShouldBe(new Dictionary<string, string?> { ["north-1"] = null, ["lone"] = "south" });
+
+        // A hub of a site stays unless forced: removed, its devices would belong to no site and roam to every hub.
+        using (var kept = await ops.DeleteAsync("/api/hubs/lone", Ct))
+        {
+            kept.StatusCode.ShouldBe(HttpStatusCode.Conflict);
+            string detail = await kept.Content.ReadAsStringAsync(Ct);
+            detail.ShouldContain("Hub lone is of site south");
+            detail.ShouldContain("POST /api/hubs/lone/disable");
+        }
+
+        Sites(server.CredentialsFile).ShouldContainKey("lone");
+        using (var removed = await ops.DeleteAsync("/api/hubs/north-1", Ct))
+        {
+            removed.StatusCode.ShouldBe(HttpStatusCode.NoContent, "a hub of no site goes as before");
+        }
+
+        using (var forced = await ops.DeleteAsync("/api/hubs/lone?force=true", Ct))
+        {
+            forced.StatusCode.ShouldBe(HttpStatusCode.NoContent);
+        }
+
+        Sites(server.CredentialsFile).ShouldBeEmpty();
+    }
+
     private static Dictionary<string, string?> Sites(string file) =>
         new CredentialStore(file).Load().ToDictionary(c => c.Name, c => c.Site, StringComparer.Ordinal);
 
