@@ -145,6 +145,68 @@ internal static class PostgresArchiveCopy
         }
     }
 
+    /// <summary>
+    /// <paramref name="rows"/> in key order, PostgreSQL's: natural keys by device, channel and time; ids by their 16 bytes
+    /// in RFC order, which is <see cref="Guid.CompareTo(Guid)"/>'s order for a <see cref="Guid"/> read big-endian. Sorts
+    /// packed keys with the rows' positions beside them and then places each row once (a row is about 100 bytes).
+    /// The same list when it is in order already.
+    /// </summary>
+    public static List<ArchiveRow> SortByKey(List<ArchiveRow> rows, KeyStrategy keys)
+    {
+        ArgumentNullException.ThrowIfNull(rows);
+        var span = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(rows);
+        int[] positions = new int[span.Length];
+        for (int i = 0; i < positions.Length; i++)
+        {
+            positions[i] = i;
+        }
+
+        bool sorted = true;
+        if (keys == KeyStrategy.Natural)
+        {
+            var packed = new UInt128[span.Length];
+            for (int i = 0; i < span.Length; i++)
+            {
+                var r = span[i].Reading;
+                // Signed values with the sign bit flipped compare as unsigned ones in the same order.
+                ulong high = ((ulong)(uint)(r.DeviceId ^ int.MinValue) << 32) | (uint)(r.Channel ^ int.MinValue);
+                packed[i] = new UInt128(high, (ulong)(r.Timestamp.Ticks ^ long.MinValue));
+                sorted &= i == 0 || packed[i - 1] < packed[i];
+            }
+
+            if (sorted)
+            {
+                return rows;
+            }
+
+            Array.Sort(packed, positions);
+        }
+        else
+        {
+            var ids = new Guid[span.Length];
+            for (int i = 0; i < span.Length; i++)
+            {
+                ids[i] = span[i].Id;
+                sorted &= i == 0 || ids[i - 1].CompareTo(ids[i]) < 0;
+            }
+
+            if (sorted)
+            {
+                return rows;
+            }
+
+            Array.Sort(ids, positions);
+        }
+
+        var ordered = new List<ArchiveRow>(span.Length);
+        foreach (int position in positions)
+        {
+            ordered.Add(span[position]);
+        }
+
+        return ordered;
+    }
+
     /// <summary>A non-NULL field of <paramref name="length"/> bytes at <paramref name="at"/>, which moves past it.</summary>
     private static ReadOnlySpan<byte> Field(ReadOnlySpan<byte> data, ref int at, int length)
     {

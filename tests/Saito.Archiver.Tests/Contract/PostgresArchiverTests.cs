@@ -1,6 +1,7 @@
 using Npgsql;
 using Saito.Archiver.Tests.Infrastructure;
 using Saito.Readings;
+using Saito.Storage.Archive;
 using Saito.Storage.Keys;
 
 namespace Saito.Archiver.Tests.Contract;
@@ -123,5 +124,64 @@ public sealed class PostgresArchiverTests(PostgresServer server) : ArchiverContr
         archive.Count.ShouldBe(old.Count);
         ReadingSets.Checksum(archive).ShouldBe(ReadingSets.Checksum(old));
         ReadingSets.Checksum(hot).ShouldBe(ReadingSets.Checksum(readings.Skip(5000)));
+    }
+
+    /// <summary>
+    /// The move's rows come back from PostgreSQL in the heap's order and are sorted in the archiver: its order must be
+    /// PostgreSQL's own ORDER BY, for natural keys (negative channels and times before 1970 included) and for uuids
+    /// (whose first bytes, read as a .NET Guid, are integers: the sign and byte order are where the two could differ).
+    /// </summary>
+    [Theory]
+    [InlineData(KeyStrategy.Natural)]
+    [InlineData(KeyStrategy.Guid)]
+    public async Task The_move_s_rows_are_sorted_in_PostgreSQL_s_key_order(KeyStrategy keys)
+    {
+        var random = new Random(15);
+        var rows = new List<ArchiveRow>();
+        for (int i = 0; i < 3_000; i++)
+        {
+            var ts = DateTime.UnixEpoch.AddTicks(random.NextInt64(-400_000_000_000_000, 900_000_000_000_000) / 10 * 10);
+            var id = keys == KeyStrategy.Natural ? Guid.Empty : new Guid(random.GetItems<byte>([0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff], 16), bigEndian: true);
+            rows.Add(new ArchiveRow(id, new Reading(ReadingKind.Biosensor, random.Next(1, 6), random.Next(-3, 4), ts, ts, 70, null, null, null)));
+        }
+
+        await using var connection = new NpgsqlConnection(server.ConnectionString);
+        await connection.OpenAsync(Token);
+        await using (var create = new NpgsqlCommand("CREATE TEMP TABLE sort_check (n integer, device_id integer, channel integer, ts timestamptz, id uuid)", connection))
+        {
+            await create.ExecuteNonQueryAsync(Token);
+        }
+
+        await using (var import = await connection.BeginBinaryImportAsync("COPY sort_check FROM STDIN (FORMAT BINARY)", Token))
+        {
+            for (int i = 0; i < rows.Count; i++)
+            {
+                await import.StartRowAsync(Token);
+                await import.WriteAsync(i, NpgsqlTypes.NpgsqlDbType.Integer, Token);
+                await import.WriteAsync(rows[i].Reading.DeviceId, NpgsqlTypes.NpgsqlDbType.Integer, Token);
+                await import.WriteAsync(rows[i].Reading.Channel, NpgsqlTypes.NpgsqlDbType.Integer, Token);
+                await import.WriteAsync(rows[i].Reading.Timestamp, NpgsqlTypes.NpgsqlDbType.TimestampTz, Token);
+                await import.WriteAsync(rows[i].Id, NpgsqlTypes.NpgsqlDbType.Uuid, Token);
+            }
+
+            await import.CompleteAsync(Token);
+        }
+
+        var expected = new List<int>();
+        await using (var select = new NpgsqlCommand(
+            $"SELECT n FROM sort_check ORDER BY {(keys == KeyStrategy.Natural ? "device_id, channel, ts" : "id")}, n", connection))
+        await using (var reader = await select.ExecuteReaderAsync(Token))
+        {
+            while (await reader.ReadAsync(Token))
+            {
+                expected.Add(reader.GetInt32(0));
+            }
+        }
+
+        var sorted = PostgresArchiveCopy.SortByKey(rows, keys);
+        sorted.Count.ShouldBe(rows.Count);
+        var keyOf = (ArchiveRow r) => keys == KeyStrategy.Natural ? r.KeyText(keys) : r.Id.ToString();
+        sorted.Select(keyOf).ShouldBe(expected.Select(n => keyOf(rows[n])));
+        PostgresArchiveCopy.SortByKey(sorted, keys).ShouldBeSameAs(sorted, "rows already in order are kept as they are");
     }
 }

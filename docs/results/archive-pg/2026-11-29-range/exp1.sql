@@ -1,0 +1,26 @@
+\timing on
+SET work_mem='64MB';
+BEGIN;
+COPY (WITH moved AS (DELETE FROM hot WHERE ctid = ANY (ARRAY(SELECT ctid FROM hot WHERE ts < '2026-11-20' AND device_id >= 1 ORDER BY device_id, channel, ts LIMIT 50000)) AND ts < '2026-11-20' RETURNING *) SELECT * FROM moved ORDER BY device_id, channel, ts) TO '/tmp/b1.bin' (FORMAT binary);
+ROLLBACK;
+BEGIN;
+COPY (WITH moved AS (DELETE FROM hot WHERE ctid = ANY (ARRAY(SELECT ctid FROM hot WHERE ts < '2026-11-20' AND device_id >= 1 ORDER BY device_id, channel, ts LIMIT 50000)) AND ts < '2026-11-20' RETURNING *) SELECT * FROM moved ORDER BY device_id, channel, ts) TO '/tmp/b1.bin' (FORMAT binary);
+ROLLBACK;
+BEGIN;
+COPY (WITH moved AS (DELETE FROM hot WHERE ctid = ANY (ARRAY(SELECT ctid FROM hot WHERE ts < '2026-11-20' AND device_id >= 1 ORDER BY device_id, channel, ts LIMIT 50000)) AND ts < '2026-11-20' RETURNING *) SELECT * FROM moved) TO '/tmp/b2.bin' (FORMAT binary);
+ROLLBACK;
+BEGIN;
+SELECT count(*) FROM (SELECT ctid FROM hot WHERE ts < '2026-11-20' AND device_id >= 1 ORDER BY device_id, channel, ts LIMIT 50000) x;
+ROLLBACK;
+BEGIN;
+COPY arch FROM '/tmp/b1.bin' (FORMAT binary);
+ROLLBACK;
+BEGIN;
+COPY arch FROM '/tmp/b1.bin' (FORMAT binary);
+ROLLBACK;
+BEGIN;
+WITH moved AS (DELETE FROM hot WHERE ctid = ANY (ARRAY(SELECT ctid FROM hot WHERE ts < '2026-11-20' AND device_id >= 1 ORDER BY device_id, channel, ts LIMIT 50000)) AND ts < '2026-11-20' RETURNING *) INSERT INTO arch SELECT * FROM moved;
+ROLLBACK;
+BEGIN;
+WITH moved AS (DELETE FROM hot WHERE ctid = ANY (ARRAY(SELECT ctid FROM hot WHERE ts < '2026-11-20' AND device_id >= 1 ORDER BY device_id, channel, ts LIMIT 50000)) AND ts < '2026-11-20' RETURNING *) INSERT INTO arch SELECT * FROM moved;
+ROLLBACK;
