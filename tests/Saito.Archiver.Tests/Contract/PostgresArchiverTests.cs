@@ -128,12 +128,13 @@ public sealed class PostgresArchiverTests(PostgresServer server) : ArchiverContr
 
     /// <summary>
     /// The move's rows come back from PostgreSQL in the heap's order and are sorted in the archiver: its order must be
-    /// PostgreSQL's own ORDER BY, for natural keys (negative channels and times before 1970 included) and for uuids
+    /// PostgreSQL's own ORDER BY, for natural keys (negative ids and times before 1970 included) and for uuids
     /// (whose first bytes, read as a .NET Guid, are integers: the sign and byte order are where the two could differ).
     /// </summary>
     [Theory]
     [InlineData(KeyStrategy.Natural)]
     [InlineData(KeyStrategy.Guid)]
+    [InlineData(KeyStrategy.SequentialGuid)]
     public async Task The_move_s_rows_are_sorted_in_PostgreSQL_s_key_order(KeyStrategy keys)
     {
         var random = new Random(15);
@@ -142,7 +143,7 @@ public sealed class PostgresArchiverTests(PostgresServer server) : ArchiverContr
         {
             var ts = DateTime.UnixEpoch.AddTicks(random.NextInt64(-400_000_000_000_000, 900_000_000_000_000) / 10 * 10);
             var id = keys == KeyStrategy.Natural ? Guid.Empty : new Guid(random.GetItems<byte>([0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff], 16), bigEndian: true);
-            rows.Add(new ArchiveRow(id, new Reading(ReadingKind.Biosensor, random.Next(1, 6), random.Next(-3, 4), ts, ts, 70, null, null, null)));
+            rows.Add(new ArchiveRow(id, new Reading(ReadingKind.Biosensor, random.Next(-3, 6), random.Next(-3, 4), ts, ts, 70, null, null, null)));
         }
 
         await using var connection = new NpgsqlConnection(server.ConnectionString);
