@@ -16,8 +16,8 @@ public sealed record HubView(string Name, bool Disabled, DateTimeOffset Created,
 }
 
 public sealed record NewHubRequest(
-    [property: Required, RegularExpression(NewHubRequest.NamePattern, ErrorMessage = "a hub name is 1 to 64 letters, digits, '.', '_' or '-'")] string Name,
-    [property: RegularExpression(NewHubRequest.NamePattern, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site = null)
+    [property: Required, RegularExpression(CredentialStore.NamePatternText, ErrorMessage = "a hub name is 1 to 64 letters, digits, '.', '_' or '-'")] string Name,
+    [property: RegularExpression(CredentialStore.NamePatternText, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site = null)
 {
     internal const string NamePattern = "^[A-Za-z0-9._-]{1,64}$";
 }
@@ -25,7 +25,7 @@ public sealed record NewHubRequest(
 /// <summary>A hub's new site.</summary>
 /// <param name="Site">The new site, or null for none (the devices bound to the hub then roam to every hub).</param>
 public sealed record HubSiteRequest(
-    [property: RegularExpression(NewHubRequest.NamePattern, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site);
+    [property: RegularExpression(CredentialStore.NamePatternText, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site);
 
 public sealed record HubSecret(HubView Hub, string Secret);
 
@@ -100,22 +100,12 @@ internal static class HubEndpoints
         {
             return Store(options).Update(clients =>
             {
-                if (clients.FirstOrDefault(c => c.Name == name && c.IsHub) is not { } hub)
+                if (!force && CredentialStore.RefuseRemoval(clients, name, $"POST /api/hubs/{name}/disable", "remove it with ?force=true") is { } refusal)
                 {
-                    return Problems.NotFound("hub", name);
+                    return Problems.Conflict(refusal);
                 }
 
-                if (hub.Site is { } site && !force)
-                {
-                    // The site lives only in this file: without the hub, the devices bound to it would take messages from every hub.
-                    return Problems.Conflict(
-                        $"Hub {name} is of site {site}: removed, the devices bound to it would belong to no site and take messages from every hub. " +
-                        $"Disable it instead (POST /api/hubs/{name}/disable: it can no longer log in and its devices keep site {site}), " +
-                        "move its devices to another hub first (POST /api/devices/{id}/move), or remove it with ?force=true.");
-                }
-
-                clients.Remove(hub);
-                return TypedResults.NoContent();
+                return clients.RemoveAll(c => c.Name == name && c.IsHub) == 0 ? Problems.NotFound("hub", name) : TypedResults.NoContent();
             });
         }
     }

@@ -47,8 +47,23 @@ public sealed partial class CredentialStore
 
     public string Path { get; }
 
-    /// <summary>Names are topic levels and user names: letters, digits, '.', '_' and '-', 1 to 64 characters.</summary>
+    /// <summary>Names (and sites) are topic levels and user names: letters, digits, '.', '_' and '-', 1 to 64 characters.</summary>
+    public const string NamePatternText = "^[A-Za-z0-9._-]{1,64}$";
+
+    /// <summary>Whether <paramref name="name"/> matches <see cref="NamePatternText"/>.</summary>
     public static bool IsValidName(string name) => NamePattern().IsMatch(name);
+
+    /// <summary>
+    /// Why the hub <paramref name="name"/> is not removed unless forced, or null when it may be (it is of no site). The
+    /// site lives only in this file: without the hub, the devices bound to it would take messages from every hub.
+    /// <paramref name="disable"/> and <paramref name="force"/> say how, in the caller's terms (a command or a request).
+    /// </summary>
+    public static string? RefuseRemoval(IEnumerable<Credential> clients, string name, string disable, string force) =>
+        clients.FirstOrDefault(c => c.Name == name && c.IsHub) is { Site: { } site }
+            ? $"Hub {name} is of site {site}: removed, the devices bound to it would belong to no site and take messages from every hub. " +
+              $"Disable it instead ({disable}: it can no longer log in and its devices keep site {site}), " +
+              $"move its devices to another hub first (POST /api/devices/{{id}}/move), or {force}."
+            : null;
 
     /// <summary>The clients in the file; none when it does not exist yet.</summary>
     public IReadOnlyList<Credential> Load()
@@ -95,7 +110,7 @@ public sealed partial class CredentialStore
         return result;
     }
 
-    [GeneratedRegex("^[A-Za-z0-9._-]{1,64}$")]
+    [GeneratedRegex(NamePatternText)]
     private static partial Regex NamePattern();
 
     private sealed class CredentialsFile

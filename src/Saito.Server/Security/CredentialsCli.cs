@@ -193,13 +193,9 @@ public static class CredentialsCli
             var store = Store(parse);
             store.Update(clients =>
             {
-                if (!forced && clients.FirstOrDefault(c => c.Name == who && c.IsHub) is { Site: { } site })
+                if (!forced && CredentialStore.RefuseRemoval(clients, who, $"saito hubs disable {who}", "pass --force") is { } refusal)
                 {
-                    // The site lives only here: without it the devices bound to this hub would take messages from every hub.
-                    throw new CredentialsException(
-                        $"Hub {who} is of site {site}: removed, the devices bound to it would belong to no site and take messages from every hub. " +
-                        $"Disable it instead (saito hubs disable {who}: it can no longer log in and its devices keep site {site}), " +
-                        "move its devices to another hub first (POST /api/devices/{id}/move), or pass --force.");
+                    throw new CredentialsException(refusal);
                 }
 
                 int removed = clients.RemoveAll(c => c.Name == who && (!hubs || c.IsHub));

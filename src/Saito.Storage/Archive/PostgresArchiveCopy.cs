@@ -155,12 +155,7 @@ internal static class PostgresArchiveCopy
     {
         ArgumentNullException.ThrowIfNull(rows);
         var span = System.Runtime.InteropServices.CollectionsMarshal.AsSpan(rows);
-        int[] positions = new int[span.Length];
-        for (int i = 0; i < positions.Length; i++)
-        {
-            positions[i] = i;
-        }
-
+        int[] positions = [.. Enumerable.Range(0, span.Length)];
         bool sorted = true;
         if (keys == KeyStrategy.Natural)
         {

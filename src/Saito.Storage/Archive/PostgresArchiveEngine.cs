@@ -86,8 +86,8 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
     {
         // enable_seqscan off: the move statement's key range is bounded by a value the planner cannot see, and a scan of
         // the whole table for every batch would be a cliff (its other statements go through primary keys anyway).
-        const string workMem = "SET LOCAL work_mem = '64MB'; SET LOCAL enable_seqscan = off";
-        return connection.PostgreSqlVersion.Major >= 14 ? workMem + "; SET LOCAL client_connection_check_interval = '1s'" : workMem;
+        const string settings = "SET LOCAL work_mem = '64MB'; SET LOCAL enable_seqscan = off";
+        return connection.PostgreSqlVersion.Major >= 14 ? settings + "; SET LOCAL client_connection_check_interval = '1s'" : settings;
     }
 
     public async Task UseWorkersAsync(int workers)
