@@ -188,8 +188,17 @@ internal sealed partial class MqttServerConnection
         TakenOver = takenOver;
         StopSending(reason);
 
-        // Give the send loop a moment to get the DISCONNECT out, then stop reading.
-        _closed.CancelAfter(TimeSpan.FromMilliseconds(500));
+        // Give the send loop a moment to get the DISCONNECT out, then stop reading. Completing the send queue above can
+        // let a read loop that ended at the same moment (the peer left) run CloseAsync to its end and dispose _closed
+        // before this line: that connection is closed already, which is all this asked for.
+        try
+        {
+            _closed.CancelAfter(TimeSpan.FromMilliseconds(500));
+        }
+        catch (ObjectDisposedException)
+        {
+            // Closed already.
+        }
     }
 
     /// <summary>
