@@ -6,7 +6,7 @@
 -- Times are INTEGER microseconds since 1970-01-01 UTC; the v_* views show them as ISO-8601 text.
 -- Every key strategy's tables exist; Storage:KeyStrategy chooses the ones Saito writes.
 -- Saito sets per connection: PRAGMA synchronous = FULL (or NORMAL, Storage:Sqlite:Synchronous), busy_timeout,
--- cache_size, wal_autocheckpoint = 20000 (Storage:Sqlite:WalAutoCheckpointPages).
+-- cache_size, wal_autocheckpoint = 100000 (Storage:Sqlite:WalAutoCheckpointPages).
 
 PRAGMA journal_mode = WAL;
 
