@@ -232,6 +232,10 @@ internal sealed class SqliteWriter : IDisposable
         // SQLite copies a bound blob (SQLITE_TRANSIENT), so one buffer serves every row.
         private readonly byte[] _idBytes = new byte[16];
 
+        // The insert's and the connection's pointers, held for the statement's life (SqliteNative: every row's calls).
+        private readonly SqliteNative.Lease _statementLease;
+        private readonly SqliteNative.Lease _dbLease;
+
         // The duplicate path (a key already stored): the stored row's values by its natural key, and their update.
         private readonly sqlite3_stmt _select;
         private readonly sqlite3_stmt _update;
@@ -255,6 +259,8 @@ internal sealed class SqliteWriter : IDisposable
             SqliteException.ThrowExceptionForRC(raw.sqlite3_prepare_v2(_db, $"SELECT {string.Join(", ", values)} FROM {table} WHERE {key}", out _select), _db);
             SqliteException.ThrowExceptionForRC(
                 raw.sqlite3_prepare_v2(_db, $"UPDATE {table} SET {string.Join(", ", values.Select(v => v + " = ?"))} WHERE {key}", out _update), _db);
+            _statementLease = SqliteNative.Hold(_statement);
+            _dbLease = SqliteNative.Hold(_db);
         }
 
         public KeyStrategy Keys { get; }
@@ -262,27 +268,27 @@ internal sealed class SqliteWriter : IDisposable
         /// <summary>1 when the row went in, 0 when a row with its key was already there.</summary>
         public int Execute(in Reading reading, Guid id)
         {
-            var statement = _statement;
+            var statement = _statementLease.Pointer;
             int column = 1;
             if (_hasId)
             {
                 id.TryWriteBytes(_idBytes, bigEndian: true, out _);
-                Bind(raw.sqlite3_bind_blob(statement, column++, _idBytes));
+                Bind(SqliteNative.BindBlob(statement, column++, _idBytes));
             }
 
-            Bind(raw.sqlite3_bind_int64(statement, column++, reading.DeviceId));
-            Bind(raw.sqlite3_bind_int64(statement, column++, reading.Channel));
-            Bind(raw.sqlite3_bind_int64(statement, column++, ReadingTime.ToUnixMicroseconds(reading.Timestamp)));
+            Bind(SqliteNative.BindInt64(statement, column++, reading.DeviceId));
+            Bind(SqliteNative.BindInt64(statement, column++, reading.Channel));
+            Bind(SqliteNative.BindInt64(statement, column++, ReadingTime.ToUnixMicroseconds(reading.Timestamp)));
             for (int i = 0; i < _valueCount; i++)
             {
                 double? value = ReadingTables.Value(reading, i);
                 if (value.HasValue)
                 {
-                    Bind(raw.sqlite3_bind_double(statement, column++, value.GetValueOrDefault()));
+                    Bind(SqliteNative.BindDouble(statement, column++, value.GetValueOrDefault()));
                 }
                 else if (_valuesNullable)
                 {
-                    Bind(raw.sqlite3_bind_null(statement, column++));
+                    Bind(SqliteNative.BindNull(statement, column++));
                 }
                 else
                 {
@@ -291,18 +297,18 @@ internal sealed class SqliteWriter : IDisposable
                 }
             }
 
-            Bind(raw.sqlite3_bind_int64(statement, column, ReadingTime.ToUnixMicroseconds(reading.ReceivedAt)));
-            int rc = raw.sqlite3_step(statement);
+            Bind(SqliteNative.BindInt64(statement, column, ReadingTime.ToUnixMicroseconds(reading.ReceivedAt)));
+            int rc = SqliteNative.Step(statement);
             if (rc != raw.SQLITE_DONE)
             {
                 // Take the message before the reset: it is the statement's (a constraint, a trigger's RAISE...).
                 var error = new SqliteException(raw.sqlite3_errmsg(_db).utf8_to_string(), rc, raw.sqlite3_extended_errcode(_db));
-                raw.sqlite3_reset(statement);
+                SqliteNative.Reset(statement);
                 throw error;
             }
 
-            raw.sqlite3_reset(statement);
-            return raw.sqlite3_changes(_db);
+            SqliteNative.Reset(statement);
+            return SqliteNative.Changes(_dbLease.Pointer);
         }
 
         /// <summary>
@@ -376,6 +382,8 @@ internal sealed class SqliteWriter : IDisposable
 
         public void Dispose()
         {
+            _statementLease.Dispose();
+            _dbLease.Dispose();
             _statement.Dispose();
             _select.Dispose();
             _update.Dispose();
