@@ -100,13 +100,22 @@ public sealed partial class CredentialStore
         File.Move(temporary, Path, overwrite: true);
     }
 
-    /// <summary>Loads, changes and saves the file in one step; <paramref name="change"/> returns what to tell the user.</summary>
+    /// <summary>
+    /// Loads, changes and saves the file in one step; <paramref name="change"/> returns what to tell the user. A change
+    /// that changed nothing (refused: a name taken, a hub not found, a hub of a site kept) leaves the file as it was, so
+    /// its time and the watchers that reload it do not move.
+    /// </summary>
     public T Update<T>(Func<List<Credential>, T> change)
     {
         ArgumentNullException.ThrowIfNull(change);
         var clients = Load().ToList();
+        byte[] before = JsonSerializer.SerializeToUtf8Bytes(clients, s_json);
         var result = change(clients);
-        Save(clients);
+        if (!before.AsSpan().SequenceEqual(JsonSerializer.SerializeToUtf8Bytes(clients, s_json)))
+        {
+            Save(clients);
+        }
+
         return result;
     }
 

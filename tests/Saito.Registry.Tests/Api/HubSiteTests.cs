@@ -355,6 +355,45 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         Sites(server.CredentialsFile).ShouldBeEmpty();
     }
 
+    [Fact]
+    public async Task A_refused_change_through_the_hubs_api_leaves_the_credentials_file_as_it_was()
+    {
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, postgres, ["Mqtt:AllowAnonymous=false"]);
+        using var ops = await server.AsAsync("ops");
+        Cli(server.CredentialsFile, "hubs", "add", "north-1", "--site", "north");
+        string content = File.ReadAllText(server.CredentialsFile);
+
+        // Saving writes a new file and moves it over the old one, so any save gives the file a time of now.
+        var longAgo = new DateTime(2000, 1, 1, 0, 0, 0, DateTimeKind.Utc);
+        File.SetLastWriteTimeUtc(server.CredentialsFile, longAgo);
+        var refusals = new (Func<Task<HttpResponseMessage>> Call, HttpStatusCode Status)[]
+        {
+            (() => ops.DeleteAsync("/api/hubs/north-1", Ct), HttpStatusCode.Conflict),
+            (() => ops.PostAsJsonAsync("/api/hubs", new { name = "north-1" }, Ct), HttpStatusCode.Conflict),
+            (() => ops.PutAsJsonAsync("/api/hubs/ghost-9/site", new { site = "south" }, Ct), HttpStatusCode.NotFound),
+            (() => ops.PostAsync("/api/hubs/ghost-9/rotate", null, Ct), HttpStatusCode.NotFound),
+            (() => ops.DeleteAsync("/api/hubs/ghost-9?force=true", Ct), HttpStatusCode.NotFound),
+            (() => ops.PutAsJsonAsync("/api/hubs/north-1/site", new { site = "north" }, Ct), HttpStatusCode.OK), // no change
+        };
+
+        foreach (var (call, status) in refusals)
+        {
+            using var response = await call();
+            response.StatusCode.ShouldBe(status);
+        }
+
+        File.GetLastWriteTimeUtc(server.CredentialsFile).ShouldBe(longAgo, "nothing changed, so nothing was saved");
+        File.ReadAllText(server.CredentialsFile).ShouldBe(content);
+
+        using (var moved = await ops.PutAsJsonAsync("/api/hubs/north-1/site", new { site = "south" }, Ct))
+        {
+            moved.StatusCode.ShouldBe(HttpStatusCode.OK);
+        }
+
+        File.GetLastWriteTimeUtc(server.CredentialsFile).ShouldBeGreaterThan(longAgo, "a change is saved");
+        Sites(server.CredentialsFile).ShouldBe(new Dictionary<string, string?> { ["north-1"] = "south" });
+    }
+
     private static Dictionary<string, string?> Sites(string file) =>
         new CredentialStore(file).Load().ToDictionary(c => c.Name, c => c.Site, StringComparer.Ordinal);
 
