@@ -17,10 +17,7 @@ public sealed record HubView(string Name, bool Disabled, DateTimeOffset Created,
 
 public sealed record NewHubRequest(
     [property: Required, RegularExpression(CredentialStore.NamePatternText, ErrorMessage = "a hub name is 1 to 64 letters, digits, '.', '_' or '-'")] string Name,
-    [property: RegularExpression(CredentialStore.NamePatternText, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site = null)
-{
-    internal const string NamePattern = "^[A-Za-z0-9._-]{1,64}$";
-}
+    [property: RegularExpression(CredentialStore.NamePatternText, ErrorMessage = "a site is 1 to 64 letters, digits, '.', '_' or '-'")] string? Site = null);
 
 /// <summary>A hub's new site.</summary>
 /// <param name="Site">The new site, or null for none (the devices bound to the hub then roam to every hub).</param>

@@ -82,6 +82,14 @@ public sealed partial class CredentialStore
     public void Save(IReadOnlyList<Credential> clients)
     {
         ArgumentNullException.ThrowIfNull(clients);
+        Write(Serialize(clients));
+    }
+
+    private static byte[] Serialize(IReadOnlyList<Credential> clients) =>
+        JsonSerializer.SerializeToUtf8Bytes(new CredentialsFile { Clients = [.. clients] }, s_json);
+
+    private void Write(byte[] content)
+    {
         string directory = System.IO.Path.GetDirectoryName(Path)!;
         Directory.CreateDirectory(directory);
         string temporary = Path + ".tmp-" + Environment.ProcessId;
@@ -93,7 +101,7 @@ public sealed partial class CredentialStore
 
         using (var stream = new FileStream(temporary, options))
         {
-            JsonSerializer.Serialize(stream, new CredentialsFile { Clients = [.. clients] }, s_json);
+            stream.Write(content);
             stream.Flush(flushToDisk: true);
         }
 
@@ -109,11 +117,12 @@ public sealed partial class CredentialStore
     {
         ArgumentNullException.ThrowIfNull(change);
         var clients = Load().ToList();
-        byte[] before = JsonSerializer.SerializeToUtf8Bytes(clients, s_json);
+        byte[] before = Serialize(clients);
         var result = change(clients);
-        if (!before.AsSpan().SequenceEqual(JsonSerializer.SerializeToUtf8Bytes(clients, s_json)))
+        byte[] after = Serialize(clients);
+        if (!before.AsSpan().SequenceEqual(after))
         {
-            Save(clients);
+            Write(after);
         }
 
         return result;

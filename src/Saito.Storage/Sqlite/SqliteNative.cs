@@ -77,11 +77,9 @@ internal static unsafe class SqliteNative
     public static int Changes(IntPtr db) => s_changes(db);
 
     /// <summary>
-    /// A handle's pointer for as long as the returned lease is held: the handle cannot be released under it (a
-    /// statement finalized, a connection closed) until <see cref="Lease.Dispose"/>.
+    /// A handle's pointer for as long as the lease is held: the handle cannot be released under it (a statement
+    /// finalized, a connection closed) until <see cref="Dispose"/>.
     /// </summary>
-    public static Lease Hold(SafeHandle handle) => new(handle);
-
     public sealed class Lease : IDisposable
     {
         private readonly SafeHandle _handle;

@@ -259,8 +259,8 @@ internal sealed class SqliteWriter : IDisposable
             SqliteException.ThrowExceptionForRC(raw.sqlite3_prepare_v2(_db, $"SELECT {string.Join(", ", values)} FROM {table} WHERE {key}", out _select), _db);
             SqliteException.ThrowExceptionForRC(
                 raw.sqlite3_prepare_v2(_db, $"UPDATE {table} SET {string.Join(", ", values.Select(v => v + " = ?"))} WHERE {key}", out _update), _db);
-            _statementLease = SqliteNative.Hold(_statement);
-            _dbLease = SqliteNative.Hold(_db);
+            _statementLease = new SqliteNative.Lease(_statement);
+            _dbLease = new SqliteNative.Lease(_db);
         }
 
         public KeyStrategy Keys { get; }
