@@ -71,8 +71,20 @@ public interface IReadingStore : IAsyncDisposable
     /// <summary>A cheap round trip, for /health.</summary>
     Task PingAsync(CancellationToken cancellationToken);
 
-    /// <summary>Whether an error from this database is worth retrying (connection lost, deadlock, timeout, busy).</summary>
+    /// <summary>
+    /// Whether an error from this database is worth retrying (connection lost, deadlock, timeout, busy, and every
+    /// <see cref="IsStorageOutage"/>). What is not transient is the data's fault: the writers split the batch to find
+    /// the message at fault and store it as a dead letter.
+    /// </summary>
     bool IsTransient(Exception exception);
+
+    /// <summary>
+    /// Whether the database's storage failed rather than the data: out of space (SQLite's SQLITE_FULL, PostgreSQL's
+    /// class 53 such as 53100 disk_full, SQL Server's 9002 log full or 1105 filegroup full) or an I/O error. Transient
+    /// too; the writers hold the batch (its acknowledgements with it) and try again every half second, so that writing
+    /// resumes soon after space is freed, and never take it for a message the database refuses.
+    /// </summary>
+    bool IsStorageOutage(Exception exception) => false;
 
     /// <summary>
     /// The database was lost (a write failed with a transient error): idle pooled connections are dropped, so that the

@@ -70,6 +70,9 @@ public abstract partial class ReadingDatabase : IReadingStore
 
     public abstract bool IsTransient(Exception exception);
 
+    /// <inheritdoc cref="IReadingStore.IsStorageOutage"/>
+    public abstract bool IsStorageOutage(Exception exception);
+
     /// <inheritdoc cref="IReadingStore.ConnectionsLost"/>
     public virtual void ConnectionsLost()
     {

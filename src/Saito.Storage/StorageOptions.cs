@@ -45,6 +45,13 @@ public sealed class StorageOptions
     public int CommandTimeoutSeconds { get; set; } = 60;
 
     /// <summary>
+    /// Seconds a commit may go on (retries included) before /health calls the database stalled (unhealthy: the
+    /// acknowledgements of the batch are held). A database whose processes are frozen or whose disk hangs raises no
+    /// error, so without this /health would say healthy until the command timeout. A batch takes milliseconds.
+    /// </summary>
+    public int WriteStallSeconds { get; set; } = 5;
+
+    /// <summary>
     /// PostgreSQL and SQL Server: connections for reading queries, and as many again for the registry, at most
     /// (<see cref="ConnectionBudget"/>: the server holds at most <c>Writers + 1 + 2 x QueryConnections</c>).
     /// </summary>
@@ -186,6 +193,11 @@ public sealed class StorageOptionsValidator : IValidateOptions<StorageOptions>
         if (options.CommandTimeoutSeconds is < 1 or > 3600)
         {
             failures.Add($"Storage:CommandTimeoutSeconds must be between 1 and 3600 (was {options.CommandTimeoutSeconds}).");
+        }
+
+        if (options.WriteStallSeconds is < 1 or > 3600)
+        {
+            failures.Add($"Storage:WriteStallSeconds must be between 1 and 3600 (was {options.WriteStallSeconds}).");
         }
 
         if (options.QueryConnections is < 1 or > 64)

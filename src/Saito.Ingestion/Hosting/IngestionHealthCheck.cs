@@ -1,19 +1,30 @@
+using System.Globalization;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Options;
 using Saito.Ingestion.Pipeline;
 using Saito.Storage;
 
 namespace Saito.Ingestion.Hosting;
 
 /// <summary>
-/// /health for storage: unhealthy while the schema is not ready or database writes are failing (acknowledgements
-/// are held then), degraded when the queue is more than 80% full (publishers are about to be slowed down). When no
-/// writes are failing it also pings the database (a round trip of at most 2 s), so a database that went away while
-/// no readings arrived shows too.
+/// /health for storage, answered from the state the writers keep, never by waiting on the database: unhealthy while
+/// the schema is not ready, database writes are failing, or a commit has gone on longer than
+/// <see cref="StorageOptions.WriteStallSeconds"/> (acknowledgements are held in each case); degraded when the queue is
+/// more than 80% full (publishers are about to be slowed down). When all that is well it also asks the database for a
+/// round trip (<see cref="DatabasePing"/>), so that a database that went away while no readings arrived shows too, but
+/// waits for it at most <see cref="PingWait"/>: a ping still waiting is reported once it has waited past the stall
+/// threshold, and until then the last known state stands. So a check answers within a second whatever the database does.
 /// </summary>
-internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPool writers, DeviceRegistry registry, IReadingStore store, DiskSpaceGuard diskSpace,
-    TimeProvider time) : IHealthCheck
+internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPool writers, DeviceRegistry registry, DatabasePing ping,
+    DiskSpaceGuard diskSpace, IOptions<StorageOptions> options, TimeProvider time) : IHealthCheck
 {
-    private static readonly TimeSpan PingTimeout = TimeSpan.FromSeconds(2);
+    /// <summary>How long a check waits for the database's answer before it reports what it knows.</summary>
+    public static TimeSpan PingWait { get; } = TimeSpan.FromMilliseconds(500);
+
+    /// <summary>The whole check's deadline, given to the health check service (<c>AddCheck</c>'s timeout).</summary>
+    public static TimeSpan Deadline { get; } = TimeSpan.FromSeconds(1);
+
+    private readonly TimeSpan _stall = TimeSpan.FromSeconds(options.Value.WriteStallSeconds);
 
     public async Task<HealthCheckResult> CheckHealthAsync(HealthCheckContext context, CancellationToken cancellationToken = default)
     {
@@ -23,17 +34,14 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
             return result;
         }
 
-        try
+        var answer = await ping.AskAsync(PingWait, cancellationToken);
+        return answer.State switch
         {
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            timeout.CancelAfter(PingTimeout);
-            await store.PingAsync(timeout.Token);
-            return result;
-        }
-        catch (Exception ex) when (ex is not OperationCanceledException || !cancellationToken.IsCancellationRequested)
-        {
-            return HealthCheckResult.Unhealthy($"the database does not answer: {ex.Message}", ex, result.Data);
-        }
+            PingState.Failed => HealthCheckResult.Unhealthy($"the database does not answer: {answer.Error}", data: result.Data),
+            PingState.Waiting when answer.Waiting >= _stall =>
+                HealthCheckResult.Unhealthy($"the database has not answered for {answer.Waiting.TotalSeconds:F0} s", data: result.Data),
+            _ => result,
+        };
     }
 
     private HealthCheckResult Evaluate()
@@ -47,7 +55,7 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
         };
         if (lastCommit is { } commit)
         {
-            data["lastCommit"] = commit.ToString("O", System.Globalization.CultureInfo.InvariantCulture);
+            data["lastCommit"] = commit.ToString("O", CultureInfo.InvariantCulture);
         }
 
         if (writers.Ready.IsFaulted)
@@ -64,9 +72,18 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
 
         if (failingSince is { } since)
         {
-            data["failingSince"] = since.ToString("O", System.Globalization.CultureInfo.InvariantCulture);
+            data["failingSince"] = since.ToString("O", CultureInfo.InvariantCulture);
             double seconds = (time.GetUtcNow() - since).TotalSeconds;
             return HealthCheckResult.Unhealthy($"database writes failing for {seconds:F0} s (acknowledgements held): {lastError}", data: data);
+        }
+
+        var writing = writers.LongestWriteInProgress;
+        if (writing >= _stall)
+        {
+            data["writeInProgressSeconds"] = Math.Round(writing.TotalSeconds, 1);
+            return HealthCheckResult.Unhealthy(
+                $"a database write has not finished for {writing.TotalSeconds:F0} s, past Storage:WriteStallSeconds ({_stall.TotalSeconds:F0} s): " +
+                "the database does not answer (acknowledgements held)", data: data);
         }
 
         if (!schemaReady)

@@ -53,7 +53,8 @@ public static class IngestionHostingExtensions
         services.AddSingleton<DeviceActivity>();
         services.AddHostedService(sp => sp.GetRequiredService<DeviceActivity>());
         services.AddSingleton<MessageIngestor>();
-        services.AddHealthChecks().AddCheck<IngestionHealthCheck>("storage");
+        services.AddSingleton<DatabasePing>();
+        services.AddHealthChecks().AddCheck<IngestionHealthCheck>("storage", timeout: IngestionHealthCheck.Deadline);
 
         var mode = builder.Configuration.GetMqttMode();
         services.AddOptions<MqttModeOptions>().Configure(o => o.Mode = mode).ValidateOnStart();

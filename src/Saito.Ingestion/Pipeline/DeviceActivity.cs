@@ -16,6 +16,8 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
     : BackgroundService
 {
     private ConcurrentDictionary<int, long> _seen = new();
+    private readonly Saito.Mqtt.Broker.ReportThrottle _heldReports = new(StorageResilience.LogInterval);
+    private long _held;
 
     /// <summary>Notes that <paramref name="deviceId"/> sent something now.</summary>
     public void Seen(int deviceId) => _seen[deviceId] = time.GetUtcNow().UtcTicks;
@@ -42,7 +44,15 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
                 _seen.AddOrUpdate(id, ticks, (_, newer) => Math.Max(newer, ticks));
             }
 
-            LogFlushFailed(ex, seen.Count);
+            if (!store.IsTransient(ex))
+            {
+                LogFlushFailed(ex, seen.Count);
+            }
+            else if (_heldReports.Due(Interlocked.Increment(ref _held)) > 0)
+            {
+                // The database is away or its disk is full: the writers report that already; one line per interval, no stack trace.
+                LogFlushHeld(seen.Count, ex.GetType().Name, ex.Message);
+            }
         }
     }
 
@@ -93,6 +103,9 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
 
     [LoggerMessage(2140, LogLevel.Warning, "Could not record when {Count} device(s) were last seen; trying again at the next flush")]
     private partial void LogFlushFailed(Exception exception, int count);
+
+    [LoggerMessage(2142, LogLevel.Warning, "Could not record when {Count} device(s) were last seen, the database is unavailable ({ErrorType}: {Error}); trying again at the next flush")]
+    private partial void LogFlushHeld(int count, string errorType, string error);
 
     [LoggerMessage(2141, LogLevel.Warning, "Stopping without recording when {Count} device(s) were last seen (the database did not take it before the shutdown timeout); their next messages record it")]
     private partial void LogFlushAbandoned(int count);

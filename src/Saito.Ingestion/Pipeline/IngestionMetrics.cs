@@ -63,6 +63,7 @@ public sealed class IngestionMetrics
     private long _rejectedTotal;
     private long _messagesTotal;
     private long _queueWaitsTotal;
+    private long _writeRetriesTotal;
 
     public IngestionMetrics(IMeterFactory meterFactory)
     {
@@ -102,6 +103,9 @@ public sealed class IngestionMetrics
 
     /// <summary>Messages that waited for room in the full queue since start (<c>saito.ingestion.queue.waits</c>).</summary>
     public long QueueWaitsTotal => Interlocked.Read(ref _queueWaitsTotal);
+
+    /// <summary>Database calls retried since start (<c>saito.ingestion.write.retries</c>).</summary>
+    public long WriteRetriesTotal => Interlocked.Read(ref _writeRetriesTotal);
 
     /// <summary>The queue the depth gauge reads (on each collection, not on each message).</summary>
     internal void ObserveQueue(Func<long> depth, long capacity)
@@ -192,7 +196,12 @@ public sealed class IngestionMetrics
 
     public void QueueToCommit(double seconds) => _queueToCommitSeconds.Record(seconds);
 
-    public void WriteRetried() => _writeRetries.Add(1);
+    /// <summary>Counts a database call retried (<c>saito.ingestion.write.retries</c>); the running total.</summary>
+    public long WriteRetried()
+    {
+        _writeRetries.Add(1);
+        return Interlocked.Increment(ref _writeRetriesTotal);
+    }
 
     /// <summary>A message waits for room in the full queue (rare: only while the database falls behind); returns the count since start.</summary>
     internal long QueueWaited()

@@ -46,6 +46,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private int _committingWriters;
     private readonly SemaphoreSlim _gather = new(1, 1);
     private readonly ReportThrottle _queueFullReports = new(QueueFullLogInterval);
+    private readonly long[] _writeStartedAt; // per writer: Stopwatch timestamp of the commit in hand, 0 while it has none
 
     public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
         IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger,
@@ -66,6 +67,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         _queue = Channel.CreateUnbounded<PendingMessage>(new UnboundedChannelOptions { SingleReader = false, SingleWriter = false });
         _gate = new CapacityGate(_options.QueueCapacity);
         _share = Math.Max(1, _options.BatchSize / _options.EffectiveWriters);
+        _writeStartedAt = new long[_options.EffectiveWriters];
         metrics.ObserveQueue(() => _gate.Used, _gate.Capacity);
     }
 
@@ -78,6 +80,29 @@ public sealed partial class ReadingWriterPool : BackgroundService
     public long QueueCapacity => _gate.Capacity;
 
     public long QueuedMessages => Interlocked.Read(ref _queuedMessages);
+
+    /// <summary>
+    /// How long the oldest commit in hand has been going (retries included), zero when no writer has one: a write that
+    /// never returns (a database whose processes are frozen, a hung disk) raises no error to report, only this.
+    /// Read by /health from the writers' own state, without asking the database.
+    /// </summary>
+    public TimeSpan LongestWriteInProgress
+    {
+        get
+        {
+            long oldest = long.MaxValue;
+            for (int i = 0; i < _writeStartedAt.Length; i++)
+            {
+                long started = Volatile.Read(ref _writeStartedAt[i]);
+                if (started != 0 && started < oldest)
+                {
+                    oldest = started;
+                }
+            }
+
+            return oldest == long.MaxValue ? TimeSpan.Zero : Stopwatch.GetElapsedTime(oldest);
+        }
+    }
 
     /// <summary>How often, at most, a full queue is logged while publishers keep waiting on it.</summary>
     public static TimeSpan QueueFullLogInterval { get; } = TimeSpan.FromSeconds(10);
@@ -166,7 +191,8 @@ public sealed partial class ReadingWriterPool : BackgroundService
         var loops = new Task[writers];
         for (int i = 0; i < writers; i++)
         {
-            loops[i] = Task.Run(() => WriterLoopAsync(abandon), CancellationToken.None);
+            int writer = i;
+            loops[i] = Task.Run(() => WriterLoopAsync(writer, abandon), CancellationToken.None);
         }
 
         await Task.WhenAll(loops);
@@ -190,7 +216,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         _ready.TrySetResult();
     }
 
-    private async Task WriterLoopAsync(CancellationToken abandon)
+    private async Task WriterLoopAsync(int writer, CancellationToken abandon)
     {
         var reader = _queue.Reader;
         var batch = new ReadingBatch();
@@ -205,12 +231,14 @@ public sealed partial class ReadingWriterPool : BackgroundService
                     continue;
                 }
 
+                Volatile.Write(ref _writeStartedAt[writer], Stopwatch.GetTimestamp());
                 try
                 {
                     await CommitAsync(messages, batch, abandon);
                 }
                 finally
                 {
+                    Volatile.Write(ref _writeStartedAt[writer], 0);
                     Interlocked.Decrement(ref _committingWriters);
                 }
             }
@@ -333,7 +361,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
             // Below the free-space watermark, wait (the queue fills, publishers wait) rather than fail mid-write.
             await _diskSpace.WaitForSpaceAsync(abandon);
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
-            _health.MarkSucceeded(_time.GetUtcNow());
+            Succeeded();
             _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), Stopwatch.GetElapsedTime(started).TotalSeconds);
             if (result.DeadLetters > batch.DeadLetters.Count)
             {
@@ -376,6 +404,16 @@ public sealed partial class ReadingWriterPool : BackgroundService
         }
     }
 
+    /// <summary>Marks the database healthy; the first success after failures says so once, with how long they lasted.</summary>
+    private void Succeeded()
+    {
+        var now = _time.GetUtcNow();
+        if (_health.MarkSucceeded(now) is { } failingSince)
+        {
+            LogWritingAgain((now - failingSince).TotalSeconds);
+        }
+    }
+
     private void NotifyCommitted(ReadingBatch batch)
     {
         if (batch.ReadingCount == 0)
@@ -401,7 +439,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         try
         {
             var result = await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
-            _health.MarkSucceeded(_time.GetUtcNow());
+            Succeeded();
             _metrics.Committed(batch, result.Inserted, Math.Max(0, result.Duplicates), 0);
             NotifyCommitted(batch);
             message.Complete(WriteOutcome.Committed);
@@ -424,7 +462,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
         {
             await _retry.ExecuteAsync(async ct => await _store.WriteAsync(batch, ct), abandon);
             // The database takes writes: /health no longer says a message is held (it stayed failing until the next commit).
-            _health.MarkSucceeded(_time.GetUtcNow());
+            Succeeded();
             _metrics.DeadLettered(IngestionMetrics.DatabaseRejected, KindIndex(message));
             message.Complete(WriteOutcome.DeadLettered);
         }
@@ -503,6 +541,9 @@ public sealed partial class ReadingWriterPool : BackgroundService
 
     [LoggerMessage(2019, LogLevel.Error, "{Observer} failed on a committed batch; the readings are stored, the live view may have missed them")]
     private partial void LogObserverFailed(Exception exception, string observer);
+
+    [LoggerMessage(2020, LogLevel.Information, "Database writes succeed again after {Seconds:F1} s of failures; held acknowledgements are being sent")]
+    private partial void LogWritingAgain(double seconds);
 
     [LoggerMessage(2017, LogLevel.Information, "Writers stopped; {Readings} readings stored since start")]
     private partial void LogDrained(long readings);

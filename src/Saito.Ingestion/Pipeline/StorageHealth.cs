@@ -42,13 +42,16 @@ public sealed class StorageHealth
         }
     }
 
-    public void MarkSucceeded(DateTimeOffset now)
+    /// <summary>A write went through; returns since when writes had been failing, or null when they were not.</summary>
+    public DateTimeOffset? MarkSucceeded(DateTimeOffset now)
     {
         lock (_lock)
         {
+            var failingSince = _failingSince;
             _failingSince = null;
             _lastError = null;
             _lastCommit = now;
+            return failingSince;
         }
     }
 

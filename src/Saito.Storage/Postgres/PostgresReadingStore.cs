@@ -1,5 +1,4 @@
 using System.Data.Common;
-using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Npgsql;
 using NpgsqlTypes;
@@ -450,36 +449,11 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
         PostgresLog.ColumnAdded(_logger, added.Table, added.Column);
     }
 
-    /// <summary>
-    /// Worth retrying: what Npgsql calls transient (lost connections, timeouts), serialization failures (40001),
-    /// deadlocks (40P01), a server shutting down or starting (57P01, 57P03), too many connections (53300) and every
-    /// connection exception (class 08); and the network errors underneath.
-    /// </summary>
-    public override bool IsTransient(Exception exception)
-    {
-        for (var current = exception; current is not null; current = current.InnerException)
-        {
-            switch (current)
-            {
-                case PostgresException postgres when postgres.IsTransient
-                                                     || postgres.SqlState is PostgresErrorCodes.SerializationFailure
-                                                         or PostgresErrorCodes.DeadlockDetected
-                                                         or PostgresErrorCodes.AdminShutdown
-                                                         or PostgresErrorCodes.CannotConnectNow
-                                                         or PostgresErrorCodes.TooManyConnections
-                                                     || postgres.SqlState.StartsWith("08", StringComparison.Ordinal):
-                case NpgsqlException { IsTransient: true } and not PostgresException:
-                case TimeoutException:
-                case IOException:
-                case SocketException:
-                    return true;
-                case OperationCanceledException:
-                    return false;
-            }
-        }
+    /// <inheritdoc cref="PostgresErrors.IsTransient(Exception?)"/>
+    public override bool IsTransient(Exception exception) => PostgresErrors.IsTransient(exception);
 
-        return false;
-    }
+    /// <inheritdoc cref="PostgresErrors.IsStorageOutageSqlState(string)"/>
+    public override bool IsStorageOutage(Exception exception) => PostgresErrors.IsStorageOutage(exception);
 
     public override async ValueTask DisposeAsync()
     {

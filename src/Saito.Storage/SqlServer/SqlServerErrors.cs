@@ -6,7 +6,7 @@ namespace Saito.Storage.SqlServer;
 
 /// <summary>
 /// Which SQL Server errors are worth retrying: the connection went away, the server is busy or failing over,
-/// a deadlock or a lock or command timeout. Everything else (a constraint, a type, a permission, a missing
+/// a deadlock or a lock or command timeout, or its storage is full (<see cref="StorageFullNumbers"/>). Everything else (a constraint, a type, a permission, a missing
 /// table) fails the same way the second time and is not.
 /// </summary>
 internal static class SqlServerErrors
@@ -53,6 +53,20 @@ internal static class SqlServerErrors
         49920); // Azure: too many operations in progress
 
     /// <summary>
+    /// <see cref="SqlError.Number"/>s that say the database's storage is full: the server cannot take the data now,
+    /// whatever the data, and can once space is freed (a log backup, a grown file, a freed disk). Transient too, and
+    /// never a reason to take a message for bad data. Sources: the database engine's error reference
+    /// (https://learn.microsoft.com/sql/relational-databases/errors-events/database-engine-events-and-errors) and Azure
+    /// SQL's resource-limit errors.
+    /// </summary>
+    public static readonly FrozenSet<int> StorageFullNumbers = FrozenSet.Create(
+        1101,   // could not allocate a new page for the database: no more pages in the filegroup (disk full)
+        1105,   // could not allocate space for an object in the filegroup: the filegroup is full
+        9002,   // the transaction log for the database is full
+        40544,  // Azure: the database has reached its size quota
+        40552); // Azure: the session was ended for using too much transaction log space
+
+    /// <summary>
     /// True for a <see cref="SqlException"/> any of whose errors is in <see cref="TransientNumbers"/>, or that has no
     /// server error number but the severity of a broken connection (class 20 or more, as SqlClient reports a
     /// refused or reset TCP connection on Linux: number 0, class 20); and for <see cref="TimeoutException"/>,
@@ -75,10 +89,32 @@ internal static class SqlServerErrors
         return false;
     }
 
+    /// <summary>A <see cref="SqlException"/> in the chain with an error in <see cref="StorageFullNumbers"/>.</summary>
+    public static bool IsStorageOutage(Exception? exception)
+    {
+        for (int depth = 0; exception is not null && depth < 16; depth++, exception = exception.InnerException)
+        {
+            if (exception is SqlException sql && Any(sql, IsStorageFullNumber))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     public static bool IsUniqueViolation(SqlException exception) => Any(exception, UniqueViolations.Contains);
 
+    /// <summary>
+    /// Whether a server error number is worth retrying: the seam the tests use, since a <see cref="SqlException"/>
+    /// cannot be made outside SqlClient.
+    /// </summary>
+    public static bool IsTransientNumber(int number) => TransientNumbers.Contains(number) || IsStorageFullNumber(number);
+
+    public static bool IsStorageFullNumber(int number) => StorageFullNumbers.Contains(number);
+
     private static bool IsTransientSql(SqlException exception) =>
-        Any(exception, TransientNumbers.Contains) || (exception.Number == 0 && exception.Class >= 20);
+        Any(exception, IsTransientNumber) || (exception.Number == 0 && exception.Class >= 20);
 
     private static bool Any(SqlException exception, Func<int, bool> predicate)
     {

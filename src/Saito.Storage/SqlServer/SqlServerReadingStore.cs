@@ -216,6 +216,9 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     /// <inheritdoc cref="SqlServerErrors.IsTransient(Exception?)"/>
     public override bool IsTransient(Exception exception) => SqlServerErrors.IsTransient(exception);
 
+    /// <inheritdoc cref="SqlServerErrors.StorageFullNumbers"/>
+    public override bool IsStorageOutage(Exception exception) => SqlServerErrors.IsStorageOutage(exception);
+
     /// <summary>Closes idle connections of every SqlClient pool (writes, queries, registry: each pool is a connection string).</summary>
     public override void ConnectionsLost() => Microsoft.Data.SqlClient.SqlConnection.ClearAllPools();
 

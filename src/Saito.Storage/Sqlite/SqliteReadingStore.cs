@@ -271,13 +271,27 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         writer.Dispose();
     }
 
-    /// <summary>Busy or locked (another connection held the file past the busy timeout), or an I/O hiccup.</summary>
+    /// <summary>
+    /// Busy or locked (another connection held the file past the busy timeout), an I/O hiccup, or a storage outage
+    /// (<see cref="IsStorageOutage"/>).
+    /// </summary>
     public override bool IsTransient(Exception exception) => exception switch
     {
-        SqliteException sqlite => sqlite.SqliteErrorCode is SQLitePCL.raw.SQLITE_BUSY or SQLitePCL.raw.SQLITE_LOCKED,
+        SqliteException sqlite => IsTransientCode(sqlite.SqliteErrorCode),
         TimeoutException or IOException => true,
         _ => false,
     };
+
+    /// <summary>SQLITE_FULL (the disk, or a quota, is full) and SQLITE_IOERR (a read or write of the file failed).</summary>
+    public override bool IsStorageOutage(Exception exception) => exception is SqliteException sqlite && IsStorageOutageCode(sqlite.SqliteErrorCode);
+
+    /// <summary>
+    /// A result code worth retrying: busy, locked, or a storage outage. Compared by its primary code (the low byte), so an
+    /// extended code such as SQLITE_IOERR_WRITE or SQLITE_BUSY_SNAPSHOT counts as its family.
+    /// </summary>
+    internal static bool IsTransientCode(int code) => (code & 0xFF) is raw.SQLITE_BUSY or raw.SQLITE_LOCKED || IsStorageOutageCode(code);
+
+    internal static bool IsStorageOutageCode(int code) => (code & 0xFF) is raw.SQLITE_FULL or raw.SQLITE_IOERR;
 
     private protected override string Parameter(string name) => "$" + name;
 

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Net;
 using System.Text;
 using Microsoft.Data.Sqlite;
@@ -97,43 +96,6 @@ public sealed class DiskSpaceTests
             }
 
             await Task.Delay(50, TestContext.Current.CancellationToken);
-        }
-    }
-
-    /// <summary>A tmpfs of a fixed size mounted on a folder, unmounted (lazily, in case a file is still open) at the end.</summary>
-    private sealed class TmpfsVolume : IAsyncDisposable
-    {
-        private readonly string _path;
-
-        private TmpfsVolume(string path) => _path = path;
-
-        public static async Task<TmpfsVolume> MountAsync(string path, int sizeMegabytes)
-        {
-            var (code, output) = await RunAsync("mount", "-t", "tmpfs", "-o", $"size={sizeMegabytes}m", "tmpfs", path);
-            Assert.SkipWhen(code != 0, $"needs permission to mount a tmpfs (root with CAP_SYS_ADMIN): mount said {output.Trim()}");
-            return new TmpfsVolume(path);
-        }
-
-        public long FreeBytes() => new DriveInfo(_path).AvailableFreeSpace;
-
-        public async ValueTask DisposeAsync()
-        {
-            SqliteConnection.ClearAllPools();
-            await RunAsync("umount", "--lazy", _path);
-        }
-
-        private static async Task<(int Code, string Output)> RunAsync(string program, params string[] arguments)
-        {
-            var start = new ProcessStartInfo(program) { RedirectStandardError = true, RedirectStandardOutput = true };
-            foreach (string argument in arguments)
-            {
-                start.ArgumentList.Add(argument);
-            }
-
-            using var process = Process.Start(start)!;
-            string output = await process.StandardOutput.ReadToEndAsync() + await process.StandardError.ReadToEndAsync();
-            await process.WaitForExitAsync();
-            return (process.ExitCode, output);
         }
     }
 }

@@ -1,0 +1,76 @@
+using System.Diagnostics;
+using Saito.Storage;
+
+namespace Saito.Ingestion.Hosting;
+
+/// <summary>What /health heard from the database: answered, failed (with why), or still waiting (for how long).</summary>
+internal readonly record struct PingAnswer(PingState State, TimeSpan Waiting = default, string? Error = null);
+
+internal enum PingState
+{
+    Answered,
+    Failed,
+    Waiting,
+}
+
+/// <summary>
+/// The round trip /health makes to the database (so that a database that went away while no readings arrived shows),
+/// one at a time and never waited on for long: a check waits at most its own short wait for the ping in flight and
+/// otherwise reports how long that ping has been waiting. A database whose processes are frozen neither answers nor
+/// fails; a check that awaited its ping would hang with it (issue 32: 2 s, once 15 s, while PostgreSQL was stopped
+/// with SIGSTOP), and one ping per check would pile connections onto it. The ping itself gives up after
+/// <see cref="Timeout"/>, and the next check starts a new one.
+/// </summary>
+internal sealed class DatabasePing(IReadingStore store)
+{
+    /// <summary>How long one ping may take before it counts as failed.</summary>
+    public static TimeSpan Timeout { get; } = TimeSpan.FromSeconds(10);
+
+    private readonly object _lock = new();
+    private Task _current = Task.CompletedTask;
+    private long _startedAt;
+
+    /// <summary>Starts a ping unless one is in flight, and waits for it at most <paramref name="wait"/>.</summary>
+    public async Task<PingAnswer> AskAsync(TimeSpan wait, CancellationToken cancellationToken)
+    {
+        Task ping;
+        long startedAt;
+        lock (_lock)
+        {
+            if (_current.IsCompleted)
+            {
+                _startedAt = Stopwatch.GetTimestamp();
+                _current = PingAsync();
+            }
+
+            ping = _current;
+            startedAt = _startedAt;
+        }
+
+        if (!ping.IsCompleted)
+        {
+            using var waited = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            waited.CancelAfter(wait);
+            // The ping is this object's, shared by the checks; a server has no synchronization context to deadlock on.
+#pragma warning disable VSTHRD003
+            await Task.WhenAny(ping, Task.Delay(System.Threading.Timeout.InfiniteTimeSpan, waited.Token));
+#pragma warning restore VSTHRD003
+            await waited.CancelAsync();
+        }
+
+        if (!ping.IsCompleted)
+        {
+            return new PingAnswer(PingState.Waiting, Stopwatch.GetElapsedTime(startedAt));
+        }
+
+        return ping.IsCompletedSuccessfully
+            ? new PingAnswer(PingState.Answered)
+            : new PingAnswer(PingState.Failed, Error: ping.Exception?.GetBaseException().Message ?? $"no answer within {Timeout.TotalSeconds:F0} s");
+    }
+
+    private async Task PingAsync()
+    {
+        using var timeout = new CancellationTokenSource(Timeout);
+        await store.PingAsync(timeout.Token);
+    }
+}
