@@ -37,7 +37,7 @@ public sealed class DiskSpaceTests
 
         var held = Publish(1);
         var writers = saito.Services.GetRequiredService<ReadingWriterPool>();
-        await WaitUntilAsync(() => writers.QueuedMessages >= 1, "the reading reached the writers' queue");
+        await Waits.UntilAsync(() => writers.QueuedMessages >= 1, "the reading reached the writers' queue");
         held.IsCompleted.ShouldBeFalse("nothing is acknowledged while it cannot be stored");
         (await saito.Store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, TestContext.Current.CancellationToken)).ShouldBe(1);
 
@@ -82,20 +82,6 @@ public sealed class DiskSpaceTests
         {
             await file.WriteAsync(chunk, TestContext.Current.CancellationToken);
             await file.FlushAsync(TestContext.Current.CancellationToken);
-        }
-    }
-
-    private static async Task WaitUntilAsync(Func<bool> condition, string what)
-    {
-        var deadline = DateTime.UtcNow.AddSeconds(30);
-        while (!condition())
-        {
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new ShouldAssertException($"Not within 30 s: {what}");
-            }
-
-            await Task.Delay(50, TestContext.Current.CancellationToken);
         }
     }
 }
