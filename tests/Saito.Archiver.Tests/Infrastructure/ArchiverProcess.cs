@@ -138,6 +138,13 @@ public sealed class ArchiverProcess : IDisposable
         throw new TimeoutException($"Saito.Archiver did not pause within {timeout}:\n{Stdout}\n{Stderr}");
     }
 
+    /// <summary>SIGTERM, as systemd or a person's <c>kill</c> stops a job: the process may end as it sees fit.</summary>
+    public void Terminate()
+    {
+        using var kill = Process.Start("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        kill.WaitForExit();
+    }
+
     /// <summary>SIGKILL (Process.Kill on Linux): no handler, no flush, no cleanup runs.</summary>
     public void KillHard()
     {
