@@ -51,7 +51,10 @@ public sealed class ArchiverProcess : IDisposable
             RedirectStandardError = true,
             WorkingDirectory = AppContext.BaseDirectory,
         };
-        psi.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Saito.Archiver.dll"));
+        // SAITO_TEST_ARCHIVER_DLL: another build of the archiver (an older commit's), to show a test fails without its fix.
+        psi.ArgumentList.Add(Environment.GetEnvironmentVariable("SAITO_TEST_ARCHIVER_DLL") is { Length: > 0 } other
+            ? other
+            : Path.Combine(AppContext.BaseDirectory, "Saito.Archiver.dll"));
         foreach (string argument in arguments)
         {
             psi.ArgumentList.Add(argument);
