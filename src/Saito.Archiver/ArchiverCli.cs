@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Text.Json;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Logging;
+using Saito.Payloads;
 using Saito.Storage;
 using Saito.Storage.Archive;
 using Saito.Readings;
@@ -17,6 +18,9 @@ internal static class ExitCodes
     public const int Failures = 1;
     public const int BadArguments = 2;
     public const int NothingToDo = 3;
+
+    /// <summary>Asked to stop (SIGTERM, SIGINT, Ctrl+C) before the end: 128 + SIGINT, as a shell reports an interrupted command.</summary>
+    public const int Stopped = 130;
 }
 
 /// <summary>The commands: <c>run</c>, <c>verify</c>, <c>restore</c>.</summary>
@@ -58,6 +62,15 @@ internal static class ArchiverCli
         try
         {
             return await parse.InvokeAsync(new InvocationConfiguration { EnableDefaultExceptionHandler = false });
+        }
+        catch (OperationCanceledException)
+        {
+            // SIGTERM or Ctrl+C: the command stopped at its next check. run: the journal keeps every batch under way for
+            // the next run; restore: the files and chunks before this point are in, and a repeat skips rows already there.
+            await Console.Error.WriteLineAsync(
+                "saito-archiver stopped: it was asked to stop (SIGTERM or Ctrl+C) before it finished; what was done so far is kept " +
+                "(run: unfinished batches are resumed by the next run; restore: run it again, rows already there are skipped).");
+            return ExitCodes.Stopped;
         }
         catch (ArchiveSetupException e)
         {
@@ -292,24 +305,29 @@ internal static class ArchiverCli
         var kind = KindOption();
         kind.AcceptOnlyFromAmong("biosensor", "location", "pressure", "all");
         var json = JsonOption();
+        var exportDir = new Option<string?>("--export-dir") { Description = "Where to count export files when the journal is empty. Default Archiver:ExportDirectory, else exports/ under Storage:ArchivePath" };
         var command = new Command("verify", "Check every batch: manifest, file checksum and row count, its rows in the archive table and not in the hot table; and that no row is in both tiers.")
         {
-            kind, json,
+            kind, json, exportDir,
         };
         command.SetAction(async (parse, token) =>
         {
-            var (storage, _, failures) = ArchiverConfiguration.Load(configuration);
+            var (storage, archiver, failures) = ArchiverConfiguration.Load(configuration);
             if (failures.Count > 0)
             {
                 return BadConfiguration(failures);
             }
 
+            archiver.ExportDirectory = parse.GetValue(exportDir) ?? archiver.ExportDirectory;
             using var loggers = Loggers(configuration);
             await using var engine = new Storage.Archive.Archiver(storage, loggers, EnvironmentArchivePauses.FromEnvironment());
-            var report = await engine.VerifyAsync(Kinds(parse.GetValue(kind)!), token);
+            var report = await engine.VerifyAsync(Kinds(parse.GetValue(kind)!), archiver.EffectiveExportDirectory(storage), token);
             if (parse.GetValue(json))
             {
-                await Console.Out.WriteLineAsync(JsonSerializer.Serialize(new { command = "verify", ok = report.Ok, report.BatchesChecked, report.RowsChecked, problems = report.Problems }, s_json));
+                await Console.Out.WriteLineAsync(JsonSerializer.Serialize(new
+                {
+                    command = "verify", ok = report.Ok, report.NothingToVerify, report.ExportFiles, report.BatchesChecked, report.RowsChecked, problems = report.Problems,
+                }, s_json));
             }
             else
             {
@@ -319,30 +337,48 @@ internal static class ArchiverCli
                     AnsiConsole.MarkupLine("[red]problem:[/] " + Markup.Escape(problem));
                 }
 
-                AnsiConsole.MarkupLine(report.Ok ? "[green]OK[/]: every batch's manifest, file and archive rows agree; no row is in both tiers." : $"[red]{report.Problems.Count} problem(s)[/]");
+                AnsiConsole.MarkupLine(report.Ok ? "[green]OK[/]: every batch's manifest, file and archive rows agree; no row is in both tiers."
+                    : report.NothingToVerify ? "[red]Nothing verified[/]: there is no journal entry to check the exports against."
+                    : $"[red]{report.Problems.Count} problem(s)[/]");
             }
 
-            return report.Ok ? ExitCodes.Ok : ExitCodes.Failures;
+            // Nothing to check against: 1 when export files exist (they cannot be vouched for), 3 on a system that never archived.
+            return report.Ok ? ExitCodes.Ok
+                : report.NothingToVerify && report.ExportFiles == 0 ? ExitCodes.NothingToDo
+                : ExitCodes.Failures;
         });
         return command;
     }
 
     private static Command RestoreCommand(IConfiguration configuration)
     {
-        var sources = new Argument<string[]>("files") { Description = "Export files, manifests, or folders (searched for *.manifest.json)", Arity = ArgumentArity.OneOrMore };
+        var sources = new Argument<string[]>("files") { Description = "Export files, manifests, or folders (searched for *.manifest.json; symbolic links in them are not followed)", Arity = ArgumentArity.OneOrMore };
         var into = new Option<string>("--into") { Description = "hot, archive (each kind's table of that tier) or a table name", Required = true };
-        var json = JsonOption();
-        var command = new Command("restore", "Reinsert export files into a table (rows already there are skipped, so it can be repeated).")
+        var allowUnknown = new Option<bool>("--allow-unknown-devices")
         {
-            sources, into, json,
+            Description = "Restore rows of device ids the device registry does not hold (when the registry was lost too); ids below 1 are refused still",
+        };
+        var rejectsFile = new Option<string?>("--rejects") { Description = "File for the lines not restored. Default restore-rejects/restore-<time>.tsv under Storage:ArchivePath" };
+        var json = JsonOption();
+        var command = new Command("restore", "Reinsert export files into a table (rows already there are skipped, so it can be repeated; lines that are malformed or outside ingestion's limits are skipped and kept in a rejects file).")
+        {
+            sources, into, allowUnknown, rejectsFile, json,
         };
         command.SetAction(async (parse, token) =>
         {
-            var (storage, _, failures) = ArchiverConfiguration.Load(configuration);
+            var (storage, archiver, failures) = ArchiverConfiguration.Load(configuration);
             string target = parse.GetValue(into)!;
             if (target is not ("hot" or "archive") && !StorageOptionsValidator.IsPlainIdentifier(target))
             {
                 failures = [.. failures, $"--into must be hot, archive or a table name (letters, digits, underscore), was '{target}'."];
+            }
+
+            // The window ingestion holds a reading's ts to, from the same Ingestion section the server reads.
+            var ingestion = new PayloadLimits();
+            configuration.GetSection("Ingestion").Bind(ingestion);
+            if (ingestion.MaxFutureSkewSeconds < 0 || ingestion.MaxAgeDays < 1)
+            {
+                failures = [.. failures, "Ingestion:MaxFutureSkewSeconds must be 0 or more and Ingestion:MaxAgeDays 1 or more."];
             }
 
             if (failures.Count > 0)
@@ -352,21 +388,45 @@ internal static class ArchiverCli
 
             using var loggers = Loggers(configuration);
             await using var engine = new Storage.Archive.Archiver(storage, loggers, EnvironmentArchivePauses.FromEnvironment());
-            var summary = await engine.RestoreAsync(parse.GetValue(sources)!, target, token);
+            var summary = await engine.RestoreAsync(new ArchiveRestoreRequest
+            {
+                Sources = parse.GetValue(sources)!,
+                Into = target,
+                MaxFileBytes = archiver.RestoreMaxFileMegabytes * (1L << 20),
+                MaxFutureSkew = TimeSpan.FromSeconds(ingestion.MaxFutureSkewSeconds),
+                MaxAge = TimeSpan.FromDays(ingestion.MaxAgeDays),
+                AllowUnknownDevices = parse.GetValue(allowUnknown),
+                RejectsFile = parse.GetValue(rejectsFile),
+            }, token);
             if (parse.GetValue(json))
             {
-                await Console.Out.WriteLineAsync(JsonSerializer.Serialize(new { command = "restore", summary.Files, summary.RowsRead, summary.RowsInserted, problems = summary.Problems }, s_json));
+                await Console.Out.WriteLineAsync(JsonSerializer.Serialize(new
+                {
+                    command = "restore", summary.Files, summary.RowsRead, summary.RowsInserted, summary.RowsRejected, summary.RejectsFile,
+                    summary.SkippedLinks, summary.SchemaCreated, problems = summary.Problems,
+                }, s_json));
             }
             else
             {
-                AnsiConsole.MarkupLine(Markup.Escape($"Restored {summary.Files} file(s): {summary.RowsRead:N0} rows read, {summary.RowsInserted:N0} inserted into {target} ({summary.RowsRead - summary.RowsInserted:N0} were already there)."));
+                if (summary.SchemaCreated.Count > 0)
+                {
+                    AnsiConsole.MarkupLine(Markup.Escape($"Created what was missing of the schema first: {string.Join(", ", summary.SchemaCreated)}."));
+                }
+
+                foreach (string link in summary.SkippedLinks)
+                {
+                    AnsiConsole.MarkupLine("[yellow]skipped link:[/] " + Markup.Escape(ArchiveRestore.Printable(link, 400)) + " (links in a folder are not followed)");
+                }
+
+                AnsiConsole.MarkupLine(Markup.Escape($"Restored {summary.Files} file(s): {summary.RowsRead:N0} rows read, {summary.RowsInserted:N0} inserted into {target} ({summary.RowsRead - summary.RowsInserted:N0} were already there)" +
+                    (summary.RowsRejected > 0 ? $"; {summary.RowsRejected:N0} line(s) rejected, every one in {summary.RejectsFile}." : ".")));
                 foreach (string problem in summary.Problems)
                 {
                     AnsiConsole.MarkupLine("[red]problem:[/] " + Markup.Escape(problem));
                 }
             }
 
-            return summary.Problems.Count > 0 ? ExitCodes.Failures : summary.Files == 0 ? ExitCodes.NothingToDo : ExitCodes.Ok;
+            return summary.Problems.Count > 0 || summary.RowsRejected > 0 ? ExitCodes.Failures : summary.Files == 0 ? ExitCodes.NothingToDo : ExitCodes.Ok;
         });
         return command;
     }

@@ -18,8 +18,10 @@ public sealed class CommandLineTests
 
     private static async Task<SqliteArchiveTestStorage> SeededAsync()
     {
+        // Within ingestion's ranges, on registered devices: readings restore takes back.
         var storage = await SqliteArchiveTestStorage.CreateAsync(KeyStrategy.Natural);
-        await storage.WriteAsync(ReadingKinds.All.SelectMany(kind => TestReadings.Of(kind, 1000)));
+        await storage.RegisterDevicesAsync(3);
+        await storage.WriteAsync(RestorableReadings.All(1000));
         return storage;
     }
 
@@ -153,7 +155,7 @@ public sealed class CommandLineTests
         // manifests beside the real ones that point at it: by '..', by absolute path, and through a symbolic link.
         string folder = Path.Combine(storage.ExportDirectory, "biosensor");
         string outside = Path.Combine(Path.GetDirectoryName(storage.ExportDirectory)!, "elsewhere", "stolen.csv");
-        var rows = TestReadings.Of(ReadingKind.Biosensor, 50, firstDevice: 900).Select(r => new ArchiveRow(Guid.Empty, r)).ToList();
+        var rows = TestReadings.Of(ReadingKind.Biosensor, 50, firstDevice: 900).Select(RestorableReadings.Plausible).Select(r => new ArchiveRow(Guid.Empty, r)).ToList();
         string sha = ExportFiles.WriteData(outside, rows, ReadingKind.Biosensor, KeyStrategy.Natural, gzip: false);
         var genuine = ExportFiles.ReadManifest(Directory.EnumerateFiles(folder, "*.manifest.json").First());
         File.CreateSymbolicLink(Path.Combine(folder, "linked.csv"), outside);

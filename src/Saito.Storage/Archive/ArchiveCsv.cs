@@ -241,8 +241,17 @@ public static class ArchiveCsv
     public static bool IsGzip(string path) => path.EndsWith(".gz", StringComparison.Ordinal);
 
     private static ArchiveRow ParseRow(string text, ReadingKind kind, KeyStrategy keys, int valueCount, int expectedFields,
-        double?[] values, string path, long line)
+        double?[] values, string path, long line) =>
+        TryParseRow(text, kind, keys, valueCount, expectedFields, values, out var row, out string? error)
+            ? row
+            : throw new InvalidDataException($"{path} line {line}: {error}");
+
+    /// <summary>One line of an export file as a row; false with the reason when it is not one.</summary>
+    internal static bool TryParseRow(string text, ReadingKind kind, KeyStrategy keys, int valueCount, int expectedFields,
+        double?[] values, out ArchiveRow row, out string? error)
     {
+        row = default;
+        error = null;
         try
         {
             var span = text.AsSpan();
@@ -266,15 +275,13 @@ public static class ArchiveCsv
             }
 
             var received = ParseTime(span[fields[f]]);
-            return new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3]));
+            row = new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3]));
+            return true;
         }
-        catch (FormatException e)
+        catch (Exception e) when (e is FormatException or OverflowException)
         {
-            throw new InvalidDataException($"{path} line {line}: {e.Message}", e);
-        }
-        catch (OverflowException e)
-        {
-            throw new InvalidDataException($"{path} line {line}: {e.Message}", e);
+            error = e.Message;
+            return false;
         }
     }
 

@@ -30,4 +30,13 @@ internal static partial class ArchiveLog
 
     [LoggerMessage(EventId = 5009, Level = LogLevel.Warning, Message = "Restore skipped {Manifest}: {Problem}")]
     public static partial void RestoreSkipped(ILogger logger, string manifest, string problem);
+
+    [LoggerMessage(EventId = 5010, Level = LogLevel.Warning, Message = "Restore rejected {File}:{Line}: {Reason}")]
+    public static partial void RestoreLineRejected(ILogger logger, string file, long line, string reason);
+
+    [LoggerMessage(EventId = 5011, Level = LogLevel.Warning, Message = "Restore did not follow the symbolic link {Link} (links in a folder are not followed)")]
+    public static partial void RestoreLinkSkipped(ILogger logger, string link);
+
+    [LoggerMessage(EventId = 5012, Level = LogLevel.Information, Message = "Restore created what was missing of the schema before restoring: {Created}")]
+    public static partial void RestoreSchemaCreated(ILogger logger, string created);
 }

@@ -15,6 +15,9 @@ internal static class ArchivePausePoints
     /// <summary>With this set to a path, the pause ends as soon as that file exists (a test acts, then lets the run go on).</summary>
     public const string ResumeFileVariable = "SAITO_ARCHIVER_RESUME_FILE";
 
+    /// <summary>Restore, before it reads a file's rows (not a batch's step, so not in <see cref="All"/>): the stop test signals it there.</summary>
+    public const string RestoreFile = "restore-file";
+
     /// <summary>Every point, in the order a batch passes them.</summary>
     public static IReadOnlyList<string> All { get; } =
     [

@@ -313,51 +313,51 @@ public abstract partial class ArchiverContractTests
     [Fact]
     public async Task Restore_puts_the_exported_rows_back_and_can_be_repeated()
     {
-        await using var storage = await SeededAsync(CreateStorageAsync, KeyStrategy.Guid);
+        await using var storage = await RestorableSeededAsync(KeyStrategy.Guid);
         await using var archiver = storage.CreateArchiver();
         await archiver.RunAsync(Request(storage), Token);
 
-        var first = await archiver.RestoreAsync([storage.ExportDirectory], "hot", Token);
-        var again = await archiver.RestoreAsync([storage.ExportDirectory], "hot", Token);
+        var first = await archiver.RestoreAsync(RestoreRequest([storage.ExportDirectory], "hot"), Token);
+        var again = await archiver.RestoreAsync(RestoreRequest([storage.ExportDirectory], "hot"), Token);
 
         first.Problems.ShouldBeEmpty();
         first.RowsRead.ShouldBe(OldReadings.Count);
         first.RowsInserted.ShouldBe(OldReadings.Count);
         again.RowsInserted.ShouldBe(0);
         var (hot, archive) = await TiersAsync(storage);
-        ReadingSets.Checksum(hot).ShouldBe(ReadingSets.Checksum(Readings(0, Total)));
-        ReadingSets.Checksum(archive).ShouldBe(ReadingSets.Checksum(OldReadings));
+        ReadingSets.Checksum(hot).ShouldBe(ReadingSets.Checksum(Restorable(Readings(0, Total))));
+        ReadingSets.Checksum(archive).ShouldBe(ReadingSets.Checksum(Restorable(OldReadings)));
     }
 
     [Fact]
     public async Task Restore_into_a_named_table_loads_every_exported_row_there()
     {
-        await using var storage = await SeededAsync(CreateStorageAsync, KeyStrategy.Natural);
+        await using var storage = await RestorableSeededAsync(KeyStrategy.Natural);
         await using var archiver = storage.CreateArchiver();
         await archiver.RunAsync(Request(storage, batchRows: 250), Token);
         await storage.CreateTableLikeAsync("restored_location", "archive_location");
         var locationManifests = Directory.EnumerateFiles(Path.Combine(storage.ExportDirectory, "location"), "*.manifest.json").ToList();
 
-        var summary = await archiver.RestoreAsync(locationManifests, "restored_location", Token);
+        var summary = await archiver.RestoreAsync(RestoreRequest(locationManifests, "restored_location"), Token);
 
         summary.Problems.ShouldBeEmpty();
         summary.Files.ShouldBe(3);
         summary.RowsInserted.ShouldBe(Old);
         var (hot, archive) = await TiersAsync(storage);
-        ReadingSets.Checksum(archive).ShouldBe(ReadingSets.Checksum(OldReadings));
+        ReadingSets.Checksum(archive).ShouldBe(ReadingSets.Checksum(Restorable(OldReadings)));
         hot.Count.ShouldBe(NewReadings.Count);
     }
 
     [Fact]
     public async Task Restore_refuses_a_file_whose_checksum_does_not_match_its_manifest()
     {
-        await using var storage = await SeededAsync(CreateStorageAsync, KeyStrategy.Natural);
+        await using var storage = await RestorableSeededAsync(KeyStrategy.Natural);
         await using var archiver = storage.CreateArchiver();
         await archiver.RunAsync(Request(storage, batchRows: 1000), Token);
         string file = Directory.EnumerateFiles(storage.ExportDirectory, "*.csv", SearchOption.AllDirectories).First();
         File.AppendAllText(file, "1,2,2026-03-01T12:00:00.000000Z,1,1\n");
 
-        var summary = await archiver.RestoreAsync([storage.ExportDirectory], "hot", Token);
+        var summary = await archiver.RestoreAsync(RestoreRequest([storage.ExportDirectory], "hot"), Token);
 
         summary.Files.ShouldBe(2);
         summary.Problems.ShouldHaveSingleItem().ShouldContain("not restored");

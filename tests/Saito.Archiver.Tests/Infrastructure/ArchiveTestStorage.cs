@@ -43,6 +43,17 @@ public abstract class ArchiveTestStorage : IAsyncDisposable
     /// <summary>Creates a table with the columns and primary key of <paramref name="like"/> (in the archive tier's file or database).</summary>
     public abstract Task CreateTableLikeAsync(string name, string like);
 
+    /// <summary>Registers devices 1..<paramref name="count"/> (serials test-00001..), as ingestion would on first sight: restore refuses ids the registry never gave out.</summary>
+    public async Task RegisterDevicesAsync(int count)
+    {
+        var registered = await Store.RegisterDevicesAsync(
+            Enumerable.Range(1, count).Select(i => new DeviceRegistration($"test-{i:D5}", null)).ToList(), TestContext.Current.CancellationToken);
+        registered.Select(d => d.Id).ShouldBe(Enumerable.Range(1, count));
+    }
+
+    /// <summary>Makes the archive tier as if its storage were lost: SQLite deletes its file, PostgreSQL drops its tables and the journal.</summary>
+    public abstract Task LoseArchiveTierAsync();
+
     public async Task WriteAsync(IEnumerable<Reading> readings)
     {
         foreach (var chunk in readings.Chunk(5000))
@@ -124,6 +135,17 @@ public sealed class SqliteArchiveTestStorage : ArchiveTestStorage
         await create.ExecuteNonQueryAsync();
     }
 
+    public override Task LoseArchiveTierAsync()
+    {
+        Microsoft.Data.Sqlite.SqliteConnection.ClearAllPools();
+        foreach (string suffix in new[] { string.Empty, "-wal", "-shm" })
+        {
+            File.Delete(Path.Combine(Folder, "archive", Storage.Sqlite.SqliteSchema.ArchiveFileName + suffix));
+        }
+
+        return Task.CompletedTask;
+    }
+
     internal static string SchemaName(KeyStrategy keys) => Storage.Schema.SchemaScript.KeyStrategyName(keys);
 }
 
@@ -173,6 +195,17 @@ public sealed class PostgresArchiveTestStorage : ArchiveTestStorage
         await using var connection = new Npgsql.NpgsqlConnection(_connectionString);
         await connection.OpenAsync();
         await using var command = new Npgsql.NpgsqlCommand($"CREATE TABLE {name} (LIKE {like} INCLUDING ALL)", connection);
+        await command.ExecuteNonQueryAsync();
+    }
+
+    public override async Task LoseArchiveTierAsync()
+    {
+        await using var connection = new Npgsql.NpgsqlConnection(_connectionString);
+        await connection.OpenAsync();
+        var tables = Storage.Schema.SchemaScript.KeyStrategies
+            .SelectMany(keys => ReadingKinds.All.Select(kind => ReadingTables.TableName(kind, keys, StorageTier.Archive)))
+            .Append("archive_journal");
+        await using var command = new Npgsql.NpgsqlCommand($"DROP TABLE IF EXISTS {string.Join(", ", tables)}", connection);
         await command.ExecuteNonQueryAsync();
     }
 

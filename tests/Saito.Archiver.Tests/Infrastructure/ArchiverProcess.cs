@@ -51,7 +51,10 @@ public sealed class ArchiverProcess : IDisposable
             RedirectStandardError = true,
             WorkingDirectory = AppContext.BaseDirectory,
         };
-        psi.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Saito.Archiver.dll"));
+        // SAITO_TEST_ARCHIVER_DLL: another build of the archiver (an older commit's), to show a test fails without its fix.
+        psi.ArgumentList.Add(Environment.GetEnvironmentVariable("SAITO_TEST_ARCHIVER_DLL") is { Length: > 0 } other
+            ? other
+            : Path.Combine(AppContext.BaseDirectory, "Saito.Archiver.dll"));
         foreach (string argument in arguments)
         {
             psi.ArgumentList.Add(argument);
@@ -136,6 +139,13 @@ public sealed class ArchiverProcess : IDisposable
         }
 
         throw new TimeoutException($"Saito.Archiver did not pause within {timeout}:\n{Stdout}\n{Stderr}");
+    }
+
+    /// <summary>SIGTERM, as systemd or a person's <c>kill</c> stops a job: the process may end as it sees fit.</summary>
+    public void Terminate()
+    {
+        using var kill = Process.Start("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        kill.WaitForExit();
     }
 
     /// <summary>SIGKILL (Process.Kill on Linux): no handler, no flush, no cleanup runs.</summary>

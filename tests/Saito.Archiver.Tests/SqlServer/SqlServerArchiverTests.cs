@@ -1,6 +1,7 @@
 using Microsoft.Data.SqlClient;
 using Saito.Archiver.Tests.Contract;
 using Saito.Archiver.Tests.Infrastructure;
+using Saito.Readings;
 using Saito.Storage.Keys;
 
 namespace Saito.Archiver.Tests.SqlServer;
@@ -84,6 +85,17 @@ public sealed class SqlServerArchiveTestStorage : ArchiveTestStorage
         await using var connection = new SqlConnection(ConnectionString);
         await connection.OpenAsync();
         await using var command = new SqlCommand($"SELECT TOP (0) * INTO [dbo].[{name}] FROM [dbo].[{like}]", connection);
+        await command.ExecuteNonQueryAsync();
+    }
+
+    public override async Task LoseArchiveTierAsync()
+    {
+        await using var connection = new SqlConnection(ConnectionString);
+        await connection.OpenAsync();
+        var tables = Storage.Schema.SchemaScript.KeyStrategies
+            .SelectMany(keys => ReadingKinds.All.Select(kind => ReadingTables.TableName(kind, keys, StorageTier.Archive)))
+            .Append("archive_journal");
+        await using var command = new SqlCommand($"DROP TABLE IF EXISTS {string.Join(", ", tables.Select(t => $"[dbo].[{t}]"))}", connection);
         await command.ExecuteNonQueryAsync();
     }
 
