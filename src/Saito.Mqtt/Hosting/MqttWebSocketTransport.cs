@@ -11,8 +11,6 @@ namespace Saito.Mqtt.Hosting;
 /// </summary>
 internal static class MqttWebSocketTransport
 {
-    private const int ReceiveSize = 4096;
-
     private static readonly string[] s_subProtocols = ["mqtt", "mqttv3.1"];
 
     /// <summary>
@@ -63,10 +61,7 @@ internal static class MqttWebSocketTransport
         }
 
         using var socket = await context.WebSockets.AcceptWebSocketAsync(subProtocol);
-        // The broker consumes nothing of a packet until it is whole, and a pipe stops its writer at this many unconsumed
-        // bytes: at the default (64 KiB) a larger PUBLISH, well under Mqtt:MaxPacketSize, never finished arriving.
-        long whole = broker.Options.MaxPacketSize + (long)ReceiveSize;
-        var inbound = new Pipe(new PipeOptions(pauseWriterThreshold: whole, resumeWriterThreshold: whole / 2));
+        var inbound = new Pipe();
         var outbound = new Pipe();
         var receiving = ReceiveAsync(socket, inbound.Writer);
         var sending = SendAsync(socket, outbound.Reader);
@@ -89,7 +84,7 @@ internal static class MqttWebSocketTransport
         {
             while (true)
             {
-                var memory = writer.GetMemory(ReceiveSize);
+                var memory = writer.GetMemory(4096);
                 var result = await socket.ReceiveAsync(memory, CancellationToken.None);
                 if (result.MessageType == WebSocketMessageType.Close)
                 {
