@@ -38,8 +38,20 @@ public sealed partial class MqttBroker : BackgroundService
     private readonly IMqttAuthenticator? _authenticator;
     private readonly IMqttAuthorizer? _authorizer;
     private readonly ConcurrentDictionary<IPAddress, int> _connectionsPerAddress = new();
-    private int _pendingConnections;
+    private readonly PendingConnections _pending;
+    private long _pendingEvicted;
     private long _admissionsRefused;
+
+    // Bytes held by unfinished packets (Mqtt:MaxUnfinishedPacketBytes), those of connections being closed for it, and reports.
+    private long _unfinishedBytes;
+    private long _unfinishedShed;
+    private long _unfinishedClosed;
+    private readonly Lock _shedLock = new();
+    private readonly ReportThrottle _unfinishedReports = new(DropLogInterval);
+
+    // Connections closed for Mqtt:PacketReadTimeoutSeconds (counted by housekeeping only), and reports.
+    private long _packetTimeouts;
+    private readonly ReportThrottle _packetTimeoutReports = new(DropLogInterval);
 
     // Retained messages not kept for a limit, in all, and when to log them.
     private long _retainedNotKept;
@@ -69,6 +81,7 @@ public sealed partial class MqttBroker : BackgroundService
         metrics.ObserveSubscriberDrops(_sessions.Drops);
         _retained = new MqttRetainedMessageStore(Options, metrics);
         _wills = new MqttWills(this, logger);
+        _pending = new PendingConnections(Options.MaxPendingConnections, Options.MaxPendingConnectionsPerAddress);
     }
 
     public MqttBrokerOptions Options { get; }
@@ -87,7 +100,7 @@ public sealed partial class MqttBroker : BackgroundService
     public int RetainedMessages => _retained.Count;
 
     /// <summary>Connections that have not sent CONNECT yet.</summary>
-    internal int PendingConnections => Volatile.Read(ref _pendingConnections);
+    internal int PendingConnections => _pending.Count;
 
     /// <summary>Sessions kept (connected or waiting for their client).</summary>
     internal int Sessions => _sessions.Count;
@@ -100,14 +113,21 @@ public sealed partial class MqttBroker : BackgroundService
     {
         ArgumentNullException.ThrowIfNull(transport);
         ArgumentNullException.ThrowIfNull(info);
-        var address = AddressOf(info.RemoteEndPoint);
-        if (!TryAdmit(address, out string? limit))
+        var network = Broker.PendingConnections.NetworkOf(AddressOf(info.RemoteEndPoint));
+        if (!TryAdmit(network))
         {
-            return RefuseAdmissionAsync(transport, info, limit!);
+            return RefuseAdmissionAsync(transport, info, nameof(MqttBrokerOptions.MaxConnectionsPerAddress));
         }
 
-        // Admitted first, so the connections that wait for the start gates count against the limits.
-        return _gatesOpen.IsCompleted ? Serve(transport, info, address) : ServeOnceGatesOpenAsync(transport, info, address);
+        // Taken in first, so the connections that wait for the start gates count against the pending budgets; a full
+        // budget closes its oldest connection, never the new one (PendingConnections says why).
+        var connection = new MqttServerConnection(this, transport, info, _logger, network);
+        if (_pending.Enter(connection, network, out string? limit) is { } evicted)
+        {
+            Evict(evicted, limit!);
+        }
+
+        return _gatesOpen.IsCompleted ? Serve(connection) : ServeOnceGatesOpenAsync(connection);
     }
 
     /// <summary>Completes, never faulted, once connections are served: the start gates have opened or the wait for them ended.</summary>
@@ -115,17 +135,17 @@ public sealed partial class MqttBroker : BackgroundService
     public Task Served => _gatesOpen;
 #pragma warning restore VSTHRD003
 
-    private async Task ServeOnceGatesOpenAsync(IDuplexPipe transport, MqttConnectionInfo info, IPAddress? address)
+    private async Task ServeOnceGatesOpenAsync(MqttServerConnection connection)
     {
+        // Until then it is still served at once when closed (a newer connection took its pending place), so that it ends now.
 #pragma warning disable VSTHRD003 // The broker's own task, started in StartAsync; a server has no context to deadlock.
-        await _gatesOpen.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await _gatesOpen.WaitAsync(connection.ClosedToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
 #pragma warning restore VSTHRD003
-        await Serve(transport, info, address);
+        await Serve(connection);
     }
 
-    private Task Serve(IDuplexPipe transport, MqttConnectionInfo info, IPAddress? address)
+    private Task Serve(MqttServerConnection connection)
     {
-        var connection = new MqttServerConnection(this, transport, info, _logger, address);
         _connections.TryAdd(connection, 0);
         if (_stopping.IsCancellationRequested)
         {
@@ -139,6 +159,21 @@ public sealed partial class MqttBroker : BackgroundService
         // Its own task, not awaited here: one async frame less held by every connection for its whole life (issue 15,
         // memory per idle connection). The connection releases its admission (Released) when it ends.
         return connection.RunAsync();
+    }
+
+    /// <summary>A pending budget was full: its oldest connection, which has still sent no CONNECT, is closed at once.</summary>
+    private void Evict(MqttServerConnection oldest, string limit)
+    {
+        Metrics.LimitHit(limit);
+
+        // A flood must not become a flood of log lines: the first, then one in a thousand.
+        long evicted = Interlocked.Increment(ref _pendingEvicted);
+        if (evicted % 1000 == 1)
+        {
+            LogPendingEvicted(oldest.Info.RemoteEndPoint?.ToString() ?? oldest.Info.Transport, limit, evicted);
+        }
+
+        oldest.CancelNow();
     }
 
     /// <summary>Over a limit before a byte is read: close at once; nothing is parsed, nothing is held.</summary>
@@ -157,11 +192,76 @@ public sealed partial class MqttBroker : BackgroundService
         info.Ended?.Invoke();
     }
 
-    /// <summary>A connection admitted by <see cref="RunConnectionAsync"/> has ended: it no longer counts against the limits.</summary>
-    internal void Released(MqttServerConnection connection, IPAddress? address)
+    /// <summary>
+    /// <paramref name="connection"/>'s unfinished packet holds <paramref name="change"/> bytes more (or fewer). Past
+    /// <see cref="MqttBrokerOptions.MaxUnfinishedPacketBytes"/> in all, the connections holding the most are closed until
+    /// the rest fit: the largest, not the newest, so a hub whose reading happened to be split across reads is not the
+    /// one to go while a flood holds the budget.
+    /// </summary>
+    internal void HoldUnfinished(MqttServerConnection connection, long change)
     {
-        connection.LeavePending();
-        Release(address);
+        long held = Interlocked.Add(ref _unfinishedBytes, change);
+        if (change > 0 && held - Volatile.Read(ref _unfinishedShed) > Options.MaxUnfinishedPacketBytes)
+        {
+            ShedUnfinished(connection);
+        }
+    }
+
+    /// <summary>Bytes held by packets not yet received whole (as counted for <see cref="MqttBrokerOptions.MaxUnfinishedPacketBytes"/>).</summary>
+    internal long UnfinishedPacketBytes => Volatile.Read(ref _unfinishedBytes);
+
+    private void ShedUnfinished(MqttServerConnection grown)
+    {
+        // Rare (only past the budget): one at a time, a scan of the connections for the largest.
+        lock (_shedLock)
+        {
+            while (Volatile.Read(ref _unfinishedBytes) - _unfinishedShed > Options.MaxUnfinishedPacketBytes)
+            {
+                MqttServerConnection? largest = grown.ShedBytes == 0 && grown.UnfinishedCounted > 0 ? grown : null;
+                foreach (var candidate in _connections.Keys)
+                {
+                    if (candidate.ShedBytes == 0 && candidate.UnfinishedCounted > (largest?.UnfinishedCounted ?? 0))
+                    {
+                        largest = candidate;
+                    }
+                }
+
+                if (largest is null)
+                {
+                    return;
+                }
+
+                largest.ShedBytes = Math.Max(1, largest.UnfinishedCounted);
+                Volatile.Write(ref _unfinishedShed, _unfinishedShed + largest.ShedBytes);
+                Metrics.LimitHit(nameof(MqttBrokerOptions.MaxUnfinishedPacketBytes));
+                long shed = Interlocked.Increment(ref _unfinishedClosed);
+                if (_unfinishedReports.Due(shed) is > 0 and var since)
+                {
+                    LogUnfinishedShed(largest.Info.RemoteEndPoint?.ToString() ?? largest.Info.Transport, LogText.Safe(largest.ClientId),
+                        largest.UnfinishedCounted, Options.MaxUnfinishedPacketBytes, since, shed);
+                }
+
+                largest.Close(MqttReasonCode.QuotaExceeded);
+            }
+        }
+    }
+
+    /// <summary>A connection admitted by <see cref="RunConnectionAsync"/> has ended: it no longer counts against the limits.</summary>
+    internal void Released(MqttServerConnection connection, IPAddress? network)
+    {
+        if (connection.UnfinishedCounted != 0 || connection.ShedBytes != 0)
+        {
+            // Under the shedding lock, so a scan going on cannot pick this connection after it has given its bytes back.
+            lock (_shedLock)
+            {
+                Interlocked.Add(ref _unfinishedBytes, -connection.UnfinishedCounted);
+                Volatile.Write(ref _unfinishedShed, _unfinishedShed - connection.ShedBytes);
+                connection.ForgetUnfinished();
+            }
+        }
+
+        _pending.Leave(connection);
+        Release(network);
         connection.Info.Ended?.Invoke();
     }
 
@@ -169,24 +269,15 @@ public sealed partial class MqttBroker : BackgroundService
         ? ip.Address.IsIPv4MappedToIPv6 ? ip.Address.MapToIPv4() : ip.Address
         : null;
 
-    private bool TryAdmit(IPAddress? address, out string? limit)
+    /// <summary>Counts one more connection from <paramref name="network"/>; false (and not counted) past <see cref="MqttBrokerOptions.MaxConnectionsPerAddress"/>.</summary>
+    private bool TryAdmit(IPAddress? network)
     {
-        if (Interlocked.Increment(ref _pendingConnections) > Options.MaxPendingConnections)
+        if (network is not null && _connectionsPerAddress.AddOrUpdate(network, 1, static (_, n) => n + 1) > Options.MaxConnectionsPerAddress)
         {
-            Interlocked.Decrement(ref _pendingConnections);
-            limit = nameof(MqttBrokerOptions.MaxPendingConnections);
+            Release(network);
             return false;
         }
 
-        if (address is not null && _connectionsPerAddress.AddOrUpdate(address, 1, static (_, n) => n + 1) > Options.MaxConnectionsPerAddress)
-        {
-            Release(address);
-            Interlocked.Decrement(ref _pendingConnections);
-            limit = nameof(MqttBrokerOptions.MaxConnectionsPerAddress);
-            return false;
-        }
-
-        limit = null;
         return true;
     }
 
@@ -209,8 +300,8 @@ public sealed partial class MqttBroker : BackgroundService
         }
     }
 
-    /// <summary>A connection sent CONNECT (or closed before it did): it no longer counts as pending.</summary>
-    internal void LeftPending() => Interlocked.Decrement(ref _pendingConnections);
+    /// <summary>A connection sent CONNECT: it no longer counts as pending.</summary>
+    internal void LeftPending(MqttServerConnection connection) => _pending.Leave(connection);
 
     /// <summary>Publishes a message from inside the process (no client), as if a client had sent it.</summary>
     public void Publish(string topic, ReadOnlyMemory<byte> payload, MqttQoS qos = MqttQoS.AtMostOnce, bool retain = false, MqttProperties? properties = null)
@@ -565,9 +656,22 @@ public sealed partial class MqttBroker : BackgroundService
 
     internal void Housekeep(long now)
     {
+        long packetTimeoutMs = Options.PacketReadTimeoutSeconds * 1000L;
         foreach (var connection in _connections.Keys)
         {
-            if (!connection.IsConnected)
+            if (connection.UnfinishedSince is > 0 and var since && now - since > packetTimeoutMs)
+            {
+                // A packet begun and not finished in time: its sender trickles or stopped, and holds what it sent so far.
+                Metrics.LimitHit(nameof(MqttBrokerOptions.PacketReadTimeoutSeconds));
+                if (_packetTimeoutReports.Due(++_packetTimeouts) is > 0 and var closed)
+                {
+                    LogPacketTimeout(connection.Info.RemoteEndPoint?.ToString() ?? connection.Info.Transport, LogText.Safe(connection.ClientId),
+                        Options.PacketReadTimeoutSeconds, closed, _packetTimeouts);
+                }
+
+                connection.Close(MqttReasonCode.KeepAliveTimeout);
+            }
+            else if (!connection.IsConnected)
             {
                 if (now > connection.ConnectDeadline)
                 {
@@ -657,6 +761,20 @@ public sealed partial class MqttBroker : BackgroundService
 
     [LoggerMessage(1017, LogLevel.Warning, "Denied: {Identity} (client {ClientId}) may not subscribe to {Filter}")]
     private partial void LogSubscribeDenied(string identity, string clientId, string filter);
+
+    [LoggerMessage(1027, LogLevel.Warning,
+        "Connection from {Remote} (client '{ClientId}') did not finish a packet within {Seconds} s (Mqtt:PacketReadTimeoutSeconds); closed. " +
+        "{Closed} closed since the last report, {Total} in all")]
+    private partial void LogPacketTimeout(string remote, string clientId, int seconds, long closed, long total);
+
+    [LoggerMessage(1028, LogLevel.Warning,
+        "Connection from {Remote} (client '{ClientId}') closed: its unfinished packet held {Bytes} bytes, the most while packets not yet received " +
+        "whole held more than Mqtt:MaxUnfinishedPacketBytes ({Limit}); {Closed} closed since the last report, {Total} in all")]
+    private partial void LogUnfinishedShed(string remote, string clientId, long bytes, long limit, long closed, long total);
+
+    [LoggerMessage(1026, LogLevel.Warning,
+        "Connection from {Remote}, which sent no CONNECT yet, closed for a newer one: Mqtt:{Limit} reached ({Evicted} closed so far, logged one in a thousand)")]
+    private partial void LogPendingEvicted(string remote, string limit, long evicted);
 
     [LoggerMessage(1016, LogLevel.Warning, "Connection from {Remote} closed at once: {Limit} reached ({Refused} refused so far)")]
     private partial void LogAdmissionRefused(string remote, string limit, long refused);

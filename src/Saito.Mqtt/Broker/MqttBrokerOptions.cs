@@ -78,13 +78,39 @@ public sealed class MqttBrokerOptions
     [Range(0, 600)]
     public int StartupWaitSeconds { get; set; } = 5;
 
-    /// <summary>Connections that have not sent CONNECT yet, at once; past it a new connection is closed at once.</summary>
+    /// <summary>
+    /// Connections that have not sent CONNECT yet, at once; past it the oldest of them is closed for the new one (a new
+    /// connection is never refused for it, so a flood cannot lock hubs out; see also <see cref="MaxPendingConnectionsPerAddress"/>).
+    /// </summary>
     [Range(1, 1_000_000)]
     public int MaxPendingConnections { get; set; } = 1_000;
 
-    /// <summary>Connections from one IP address at once (CONNECT or not); past it a new connection is closed at once.</summary>
+    /// <summary>
+    /// Connections that have not sent CONNECT yet from one address (an IPv4 address, an IPv6 /64), at once; past it the
+    /// oldest of them is closed for the new one, so a flood from one network closes only its own connections.
+    /// </summary>
+    [Range(1, 1_000_000)]
+    public int MaxPendingConnectionsPerAddress { get; set; } = 100;
+
+    /// <summary>Connections from one address (an IPv4 address, an IPv6 /64) at once, CONNECT or not; past it a new connection is closed at once.</summary>
     [Range(1, 1_000_000)]
     public int MaxConnectionsPerAddress { get; set; } = 1_000;
+
+    /// <summary>
+    /// Seconds a packet has to arrive whole once its first bytes are in; past it the connection is closed. Keep-alive does
+    /// not cover this (it counts whole packets, and a client may ask for none): a client that announced a large packet and
+    /// then trickled or stopped held its bytes for good.
+    /// </summary>
+    [Range(1, 3600)]
+    public int PacketReadTimeoutSeconds { get; set; } = 30;
+
+    /// <summary>
+    /// Bytes held by packets not yet received whole, in all connections (a packet counts once it holds more than 8 KiB,
+    /// the read buffer a busy connection has anyway); past it the connections holding the most are closed until the rest
+    /// fit. Memory for them is at most about twice this (read buffers grow by doubling).
+    /// </summary>
+    [Range(64 * 1024, long.MaxValue)]
+    public long MaxUnfinishedPacketBytes { get; set; } = 32 * 1024 * 1024;
 
     /// <summary>Sessions kept in total, connected or waiting for their client (persistent sessions); past it a CONNECT that needs a new session is refused.</summary>
     [Range(1, 10_000_000)]

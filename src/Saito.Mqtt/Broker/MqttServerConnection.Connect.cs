@@ -8,7 +8,7 @@ internal sealed partial class MqttServerConnection
 {
     private async ValueTask<bool> HandleConnectAsync(ConnectPacket connect, CancellationToken token)
     {
-        LeavePending();
+        _broker.LeftPending(this);
         Version = connect.ProtocolVersion;
         var options = _broker.Options;
         var decision = ConnectNegotiation.Negotiate(connect, options);

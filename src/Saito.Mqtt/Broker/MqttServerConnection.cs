@@ -36,7 +36,6 @@ internal sealed partial class MqttServerConnection
     private Task? _sendLoop;
     private int _pendingAcks;
     private long _pendingBytes;
-    private int _leftPending;
     private double _tokens;
     private long _tokensAt;
     private TaskCompletionSource? _ackSpace;
@@ -56,6 +55,8 @@ internal sealed partial class MqttServerConnection
     private bool _publishWill = true;
     private volatile bool _connected;
     private int _closing;
+    private long _unfinishedSince;
+    private long _unfinishedCounted;
 
     public MqttServerConnection(MqttBroker broker, IDuplexPipe transport, MqttConnectionInfo info, ILogger logger, IPAddress? address)
     {
@@ -88,6 +89,29 @@ internal sealed partial class MqttServerConnection
     public long LastReceived { get; private set; }
 
     public long ConnectDeadline { get; }
+
+    /// <summary>Environment.TickCount64 when the packet now partly received began to arrive; 0 when none is.</summary>
+    public long UnfinishedSince
+    {
+        get => Volatile.Read(ref _unfinishedSince);
+        private set => Volatile.Write(ref _unfinishedSince, value);
+    }
+
+    /// <summary>Bytes of the packet now partly received that count against <see cref="MqttBrokerOptions.MaxUnfinishedPacketBytes"/>.</summary>
+    public long UnfinishedCounted => Volatile.Read(ref _unfinishedCounted);
+
+    /// <summary>An unfinished packet counts against the broker's budget once it holds more than this (the socket listener's read size).</summary>
+    internal const int UnfinishedCountedFrom = 8 * 1024;
+
+    /// <summary>Bytes of <see cref="UnfinishedCounted"/> the broker already gave up (it is closing this connection for the budget).</summary>
+    internal long ShedBytes { get; set; }
+
+    /// <summary>The connection ended and gave its counted bytes back (<see cref="MqttBroker.Released"/>, under its lock).</summary>
+    internal void ForgetUnfinished()
+    {
+        _unfinishedCounted = 0;
+        ShedBytes = 0;
+    }
 
     /// <summary>Keep-alive in milliseconds; 0 means none.</summary>
     public long KeepAliveMs { get; private set; }
@@ -152,14 +176,15 @@ internal sealed partial class MqttServerConnection
     /// <summary>The client id as a log line may carry it (see <see cref="LogText"/>).</summary>
     private string LogId => LogText.Safe(ClientId);
 
-    /// <summary>Stops counting this connection as one that has not sent CONNECT (once).</summary>
-    public void LeavePending()
-    {
-        if (Interlocked.Exchange(ref _leftPending, 1) == 0)
-        {
-            _broker.LeftPending();
-        }
-    }
+    /// <summary>Its places in <see cref="PendingConnections"/> while it has not sent CONNECT (null after).</summary>
+    internal LinkedListNode<MqttServerConnection>? PendingNode { get; set; }
+
+    internal LinkedListNode<MqttServerConnection>? PendingNetworkNode { get; set; }
+
+    internal IPAddress? PendingNetwork { get; set; }
+
+    /// <summary>Cancelled when the connection is closed from outside (<see cref="CancelNow"/>, <see cref="Close"/>).</summary>
+    public CancellationToken ClosedToken => _closed.Token;
 
     /// <summary>Wakes the send loop: something was queued for it.</summary>
     public void Signal() => _send.Signal();
@@ -269,15 +294,22 @@ internal sealed partial class MqttServerConnection
             var buffer = result.Buffer;
             try
             {
+                bool packetsEnded = false;
                 while (MqttFrameReader.TryRead(ref buffer, maxPacketSize, out var frame))
                 {
                     // Keep-alive counts whole control packets [MQTT-3.1.2-24]: a trickle of bytes does not keep a connection alive.
                     LastReceived = Environment.TickCount64;
+                    packetsEnded = true;
                     _broker.Metrics.PacketReceived(frame.Size);
                     if (!await HandleAsync(frame, token))
                     {
                         return;
                     }
+                }
+
+                if (buffer.Length != 0 || UnfinishedSince != 0)
+                {
+                    TrackUnfinished(buffer.Length, packetsEnded);
                 }
             }
             finally
@@ -291,6 +323,36 @@ internal sealed partial class MqttServerConnection
             {
                 return;
             }
+        }
+    }
+
+    /// <summary>
+    /// The read ended inside a packet (<paramref name="held"/> bytes of it are in, <paramref name="packetsEnded"/>: a new
+    /// one began in this read) or just finished one. The packet's first bytes start its clock
+    /// (<see cref="MqttBrokerOptions.PacketReadTimeoutSeconds"/>, checked in the broker's housekeeping), and what it holds
+    /// past <see cref="UnfinishedCountedFrom"/> counts against <see cref="MqttBrokerOptions.MaxUnfinishedPacketBytes"/>.
+    /// Keep-alive cannot do this: it counts whole packets, and a client may ask for none (issue 32: 1,800 connections
+    /// that each sent most of a 260 KiB PUBLISH and stopped held 470 MiB for good).
+    /// </summary>
+    private void TrackUnfinished(long held, bool packetsEnded)
+    {
+        if (held == 0)
+        {
+            UnfinishedSince = 0;
+        }
+        else if (packetsEnded || UnfinishedSince == 0)
+        {
+            UnfinishedSince = Environment.TickCount64;
+        }
+
+        // Small remainders are not counted: every busy connection holds its read buffer anyway, and a hub's readings are
+        // often split across reads under load; not counting them keeps the shared counter off the publish path.
+        long counted = held > UnfinishedCountedFrom ? held : 0;
+        if (counted != _unfinishedCounted)
+        {
+            long change = counted - _unfinishedCounted;
+            _unfinishedCounted = counted;
+            _broker.HoldUnfinished(this, change);
         }
     }
 

@@ -30,6 +30,13 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
     /// <summary>Buffers for reads and writes; more per bucket than the shared pool keeps, for hundreds of busy hubs.</summary>
     internal static readonly ArrayPool<byte> Buffers = ArrayPool<byte>.Create(maxArrayLength: 1024 * 1024, maxArraysPerBucket: 1024);
 
+    /// <summary>
+    /// Read buffers grown past <see cref="ReceiveSize"/> for a large packet: a pool that keeps few. A pool never gives
+    /// memory back, and the shared one above keeps 1,024 arrays of each size: after connections that each held most of
+    /// a 260 KiB packet (issue 32), it would have kept 512 MiB of them for good.
+    /// </summary>
+    internal static readonly ArrayPool<byte> LargeReads = ArrayPool<byte>.Create(maxArrayLength: 1024 * 1024, maxArraysPerBucket: 16);
+
     private readonly Socket _socket;
     private readonly Writer _writer;
     private byte[]? _in;
@@ -130,9 +137,9 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
         }
         else
         {
-            var larger = Buffers.Rent(current.Length * 2);
+            var larger = LargeReads.Rent(current.Length * 2);
             Buffer.BlockCopy(current, 0, larger, 0, length);
-            Buffers.Return(current);
+            ReturnRead(current);
             _in = larger;
         }
 
@@ -174,7 +181,7 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
         _examinedAll = examinedAt == _end;
         if (_start == _end)
         {
-            Buffers.Return(_in);
+            ReturnRead(_in);
             _in = null;
             _start = _end = 0;
             _examinedAll = true;
@@ -195,12 +202,14 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
         _readerDone = true;
         if (_in is not null)
         {
-            Buffers.Return(_in);
+            ReturnRead(_in);
             _in = null;
         }
 
         HalfDone();
     }
+
+    private static void ReturnRead(byte[] buffer) => (buffer.Length > ReceiveSize ? LargeReads : Buffers).Return(buffer);
 
     /// <summary>Reader and writer both completed: the socket closes (after the writer's FIN, in order).</summary>
     private void HalfDone()

@@ -1,3 +1,5 @@
+using System.Net;
+using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
@@ -99,7 +101,7 @@ public sealed class HostileClientTests
     }
 
     [Fact]
-    public async Task Connections_that_never_send_connect_past_the_limit_are_closed_at_once_and_others_still_get_in_later()
+    public async Task Past_the_limit_of_connections_that_never_send_connect_the_oldest_is_closed_and_the_new_one_gets_in()
     {
         await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxPendingConnections=5", "Mqtt:ConnectTimeoutSeconds=60"]);
         var silent = new List<RawMqttConnection>();
@@ -108,15 +110,16 @@ public sealed class HostileClientTests
             for (int i = 0; i < 5; i++)
             {
                 silent.Add(await RawMqttConnection.OpenAsync(saito.Endpoint, Token));
+                await Eventually.TrueAsync(() => saito.Broker.PendingConnections == silent.Count, "the silent connection is held");
             }
 
-            await Eventually.TrueAsync(() => saito.Broker.PendingConnections == 5, "five silent connections held");
-            await using (var sixth = await RawMqttConnection.OpenAsync(saito.Endpoint, Token))
-            {
-                await sixth.ExpectClosedAsync();
-            }
-
-            saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxPendingConnections)).ShouldBeGreaterThanOrEqualTo(1);
+            // A sixth (a hub) is taken in; the oldest silent one is closed for it (issue 32: refusing the newest let a
+            // flood of silent connections keep every hub out).
+            await using var hub = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
+            await silent[0].ExpectClosedAsync();
+            (await hub.ConnectAsync(MqttProtocolVersion.V500, Id("hub"))).ReasonCode.ShouldBe((byte)0);
+            await silent[1].ExpectNothingAsync(TimeSpan.FromMilliseconds(300));
+            saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxPendingConnections)).ShouldBe(1);
         }
         finally
         {
@@ -127,8 +130,43 @@ public sealed class HostileClientTests
         }
 
         await Eventually.TrueAsync(() => saito.Broker.PendingConnections == 0, "the silent connections are released");
-        await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
-        (await client.ConnectAsync(MqttProtocolVersion.V500, Id("later"))).ReasonCode.ShouldBe((byte)0);
+    }
+
+    [Fact]
+    public async Task Past_the_limit_of_silent_connections_from_one_address_its_own_oldest_is_closed_not_another_address_s()
+    {
+        await using var saito = await SaitoBrokerInstance.StartAsync(
+            ["Mqtt:MaxPendingConnections=10", "Mqtt:MaxPendingConnectionsPerAddress=3", "Mqtt:ConnectTimeoutSeconds=60"]);
+        var endpoint = new IPEndPoint(IPAddress.Loopback, saito.Port);
+        using var other = await SilentFromAsync("127.0.0.2", endpoint);
+        await Eventually.TrueAsync(() => saito.Broker.PendingConnections == 1, "the other address's connection is held");
+        var flood = new List<Socket>();
+        try
+        {
+            for (int i = 0; i < 6; i++)
+            {
+                flood.Add(await SilentFromAsync("127.0.0.3", endpoint));
+            }
+
+            await Eventually.TrueAsync(() => saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxPendingConnectionsPerAddress)) == 3, "three evicted");
+            await Eventually.TrueAsync(() => saito.Broker.PendingConnections == 4, "three of the flood's and the other address's");
+            other.Poll(TimeSpan.FromMilliseconds(300), SelectMode.SelectRead).ShouldBeFalse("the other address's connection is still open (not readable, not closed)");
+        }
+        finally
+        {
+            foreach (var socket in flood)
+            {
+                socket.Dispose();
+            }
+        }
+    }
+
+    private static async Task<Socket> SilentFromAsync(string source, IPEndPoint broker)
+    {
+        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        socket.Bind(new IPEndPoint(IPAddress.Parse(source), 0));
+        await socket.ConnectAsync(broker, Token);
+        return socket;
     }
 
     [Fact]
