@@ -3,6 +3,9 @@ using Saito.Server;
 using Saito.Server.Registry;
 using Saito.Server.Security;
 
+// Every file and folder Saito or its commands create is its owner's alone (0600 and 0700).
+PrivateFiles.Restrict();
+
 if (CredentialsCli.Handles(args))
 {
     // saito hubs ... / saito clients ...: the same configuration as the server (appsettings.json, Saito__ variables, --Section:Key=value).
@@ -15,6 +18,12 @@ if (RegistryCli.Handles(args))
 {
     // saito users ... / saito registry ...: staff accounts and the registry's database, with the server's configuration.
     return await RegistryCli.RunAsync(args, Console.Out, Console.Error);
+}
+
+if (ServerUsage.Asked(args))
+{
+    Console.Out.Write(ServerUsage.Text);
+    return 0;
 }
 
 try

@@ -45,8 +45,11 @@ public static class SaitoApp
         builder.Services.AddSingleton<ScheduledArchiver>();
         builder.Services.AddHostedService(sp => sp.GetRequiredService<ScheduledArchiver>());
         configure?.Invoke(builder);
+        // Last, so that every logging provider, a test's included, writes escaped text (docs/security.md).
+        builder.Services.AddEscapedLogging();
 
         var app = builder.Build();
+        app.UseLoopbackHostNames();
         app.MapHealthChecks("/health", HealthResponse.Options);
         app.MapSaitoApi();
         app.MapSaitoDashboard();

@@ -3,6 +3,8 @@ using System.Security.Cryptography.X509Certificates;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -31,13 +33,16 @@ public static class MqttHostingExtensions
         var services = builder.Services;
         // Listening in code makes Kestrel ignore --urls / ASPNETCORE_URLS (it logs "Overriding address(es)"), so the
         // HTTP addresses are read here and listened on beside the MQTT ports.
-        string urls = builder.Configuration["urls"] is { Length: > 0 } configured ? configured : DefaultUrls;
+        string urls = ListenerAddresses.Urls(builder.Configuration);
+        // The WebSocket path is served on every HTTP address, those of Kestrel:Endpoints included.
+        var httpUrls = ListenerAddresses.HttpUrls(builder.Configuration);
         services.AddOptions<MqttBrokerOptions>()
             .BindConfiguration(MqttBrokerOptions.SectionName)
-            .PostConfigure(o => o.LoopbackOnly = ListenersAreLoopbackOnly(o, urls))
+            .PostConfigure(o => o.LoopbackOnly = ListenersAreLoopbackOnly(o, httpUrls))
             .ValidateDataAnnotations()
             .ValidateOnStart();
-        services.AddSingleton<IValidateOptions<MqttBrokerOptions>>(new MqttBrokerOptionsValidator(urls));
+        services.AddSingleton<IValidateOptions<MqttBrokerOptions>>(new MqttBrokerOptionsValidator(httpUrls));
+        services.AddHostedService<ListenerCheck>();
         services.AddMetrics();
         services.AddSingleton<MqttBrokerMetrics>();
         services.AddSingleton<MqttBroker>();
@@ -147,19 +152,16 @@ public static class MqttHostingExtensions
         return chain.Build(client);
     }
 
-    /// <summary>True when every MQTT listener (TCP, TLS, and the WebSocket path on each HTTP address) is on a loopback address.</summary>
-    internal static bool ListenersAreLoopbackOnly(MqttBrokerOptions mqtt, string urls)
+    /// <summary>
+    /// True when every MQTT listener (TCP, TLS, and the WebSocket path on each HTTP address of
+    /// <see cref="ListenerAddresses.HttpUrls"/>) is on a loopback address.
+    /// </summary>
+    internal static bool ListenersAreLoopbackOnly(MqttBrokerOptions mqtt, IReadOnlyList<string> httpUrls)
     {
-        bool tcp = (mqtt.Port == 0 && mqtt.TlsPort == 0) || IsLoopback(mqtt.BindAddress);
-        bool ws = mqtt.WebSocketPath.Length == 0 || urls
-            .Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
-            .All(url => IsLoopback(BindingAddress.Parse(url).Host));
+        bool tcp = (mqtt.Port == 0 && mqtt.TlsPort == 0) || ListenerAddresses.IsLoopbackHost(mqtt.BindAddress);
+        bool ws = mqtt.WebSocketPath.Length == 0 || httpUrls.All(ListenerAddresses.IsLoopbackUrl);
         return tcp && ws;
     }
-
-    internal static bool IsLoopback(string host) =>
-        string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase) ||
-        (IPAddress.TryParse(host.Trim('[', ']'), out var ip) && IPAddress.IsLoopback(ip));
 
     internal static X509Certificate2 LoadCertificate(MqttBrokerOptions mqtt)
     {
@@ -174,17 +176,15 @@ public static class MqttHostingExtensions
 /// Checks that cannot be said with attributes: TLS needs a certificate that loads, ports do not collide, and anonymous
 /// access is never left open on a network by default.
 /// </summary>
-internal sealed class MqttBrokerOptionsValidator(string urls) : IValidateOptions<MqttBrokerOptions>
+internal sealed class MqttBrokerOptionsValidator(IReadOnlyList<string> httpUrls) : IValidateOptions<MqttBrokerOptions>
 {
     public ValidateOptionsResult Validate(string? name, MqttBrokerOptions options)
     {
         var failures = new List<string>();
-        if (options.AllowAnonymous is null && !MqttHostingExtensions.ListenersAreLoopbackOnly(options, urls))
+        if (options.AllowAnonymous is null && !MqttHostingExtensions.ListenersAreLoopbackOnly(options, httpUrls))
         {
-            failures.Add($"Mqtt:AllowAnonymous is not set and an MQTT listener is not on loopback (Mqtt:BindAddress '{options.BindAddress}', " +
-                $"HTTP '{urls}' with Mqtt:WebSocketPath '{options.WebSocketPath}'). Anyone on the network could read and forge children's readings. " +
-                "Set Mqtt:AllowAnonymous=false and give each hub credentials ('saito hubs add hub-1', docs/security.md), or " +
-                "Mqtt:AllowAnonymous=true to accept anonymous publishers on purpose.");
+            failures.Add(AnonymousOnNetwork($"Mqtt:BindAddress '{options.BindAddress}', HTTP '{string.Join(';', httpUrls)}' " +
+                $"(urls and Kestrel:Endpoints) with Mqtt:WebSocketPath '{options.WebSocketPath}'"));
         }
 
         if (options.ClientCaPath is { Length: > 0 } ca && !File.Exists(ca))
@@ -250,6 +250,51 @@ internal sealed class MqttBrokerOptionsValidator(string urls) : IValidateOptions
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
+
+    /// <summary>The refusal when anonymous access would reach the network; <paramref name="where"/> names the listeners.</summary>
+    internal static string AnonymousOnNetwork(string where) =>
+        $"Mqtt:AllowAnonymous is not set and an MQTT listener is not on loopback ({where}). Anyone on the network could read and forge children's readings. " +
+        "Set Mqtt:AllowAnonymous=false and give each hub credentials ('saito hubs add hub-1', docs/security.md), or " +
+        "Mqtt:AllowAnonymous=true to accept anonymous publishers on purpose.";
+}
+
+/// <summary>
+/// The second half of the loopback decision: once Kestrel has bound, the addresses it reports
+/// (<see cref="IServerAddressesFeature"/>) must all be loopback while <see cref="MqttBrokerOptions.AllowAnonymous"/> is unset.
+/// The configuration is read before start (<see cref="MqttBrokerOptionsValidator"/>), but an endpoint can also be added in
+/// code or by a hosting layer Saito does not read; such a server stops at start with the same message instead of serving
+/// anonymous clients on the network.
+/// </summary>
+internal sealed class ListenerCheck(IServer server, IOptions<MqttBrokerOptions> options) : IHostedLifecycleService
+{
+    public Task StartedAsync(CancellationToken cancellationToken)
+    {
+        var mqtt = options.Value;
+        if (mqtt.AllowAnonymous is not null)
+        {
+            return Task.CompletedTask;
+        }
+
+        var addresses = server.Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
+        var open = addresses.Where(a => !ListenerAddresses.IsLoopbackUrl(a)).ToList();
+        if (open.Count > 0)
+        {
+            throw new OptionsValidationException(MqttBrokerOptions.SectionName, typeof(MqttBrokerOptions),
+                [MqttBrokerOptionsValidator.AnonymousOnNetwork($"bound to {string.Join(", ", open)}")]);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    public Task StartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StartingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StoppingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StoppedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 }
 
 internal sealed class MqttBrokerHealthCheck(MqttBroker broker) : IHealthCheck

@@ -28,7 +28,8 @@ internal static class AuthEndpoints
         auth.MapPost("/login", LoginAsync).AllowAnonymous()
             .WithSummary("Sign in: a bearer token, or the browser's cookie with ?useCookies=true");
         auth.MapPost("/refresh", RefreshAsync).AllowAnonymous().WithSummary("A new bearer token for a refresh token");
-        auth.MapPost("/logout", LogoutAsync).RequireAuthorization().WithSummary("Sign the browser out (drops the cookie)");
+        auth.MapPost("/logout", LogoutAsync).RequireAuthorization()
+            .WithSummary("Sign out: every cookie, bearer token and refresh token of the account stops working");
         auth.MapGet("/me", MeAsync).RequireAuthorization().WithSummary("Who is signed in, and their roles");
         auth.MapPost("/password", ChangePasswordAsync).RequireAuthorization().WithSummary("Change your own password");
     }
@@ -36,16 +37,9 @@ internal static class AuthEndpoints
     private static async Task<IResult> LoginAsync(LoginRequest login, bool? useCookies, SignInManager<StaffUser> signIn)
     {
         signIn.AuthenticationScheme = useCookies == true ? IdentityConstants.ApplicationScheme : IdentityConstants.BearerScheme;
-        var result = await signIn.PasswordSignInAsync(login.UserName, login.Password, isPersistent: useCookies == true, lockoutOnFailure: true);
-        if (result.IsLockedOut)
+        if (!await StaffSignIn.PasswordAsync(signIn, login.UserName, login.Password, persistent: useCookies == true))
         {
-            return Problems.Of(StatusCodes.Status423Locked, "Account locked",
-                "Too many wrong passwords (Auth:MaxFailedSignIns): this account is locked for Auth:LockoutMinutes, or disabled by an admin.");
-        }
-
-        if (!result.Succeeded)
-        {
-            return Problems.Of(StatusCodes.Status401Unauthorized, "Sign-in failed", "The user name or the password is wrong.");
+            return Problems.Of(StatusCodes.Status401Unauthorized, "Sign-in failed", StaffSignIn.Refusal);
         }
 
         // The sign-in wrote the response: the token JSON, or the cookie.
@@ -66,9 +60,9 @@ internal static class AuthEndpoints
         return TypedResults.SignIn(principal, authenticationScheme: IdentityConstants.BearerScheme);
     }
 
-    private static async Task<IResult> LogoutAsync(SignInManager<StaffUser> signIn)
+    private static async Task<IResult> LogoutAsync(SignInManager<StaffUser> signIn, ClaimsPrincipal principal)
     {
-        await signIn.SignOutAsync();
+        await StaffSignIn.SignOutAsync(signIn, principal);
         return TypedResults.NoContent();
     }
 
@@ -91,6 +85,57 @@ internal static class AuthEndpoints
 
         var result = await users.ChangePasswordAsync(user, change.CurrentPassword, change.NewPassword);
         return result.Succeeded ? TypedResults.NoContent() : IdentityProblems.From(result);
+    }
+}
+
+/// <summary>
+/// Password sign-in and sign-out, the same for the API and the pages.
+/// <list type="bullet">
+/// <item>An unknown name, a locked or disabled account and a wrong password get one answer, and each costs one password
+/// hash (an unknown or locked account's password is checked against a hash of nothing), so neither the answer (423 was
+/// "locked", so the account existed) nor the time (about 50 ms against 3) tells which names are accounts.</item>
+/// <item>Signing out changes the account's security stamp, which every request checks (the cookie in
+/// <see cref="StaffGrant.ValidateCookieAsync"/>, a bearer token in <see cref="ApiHosting"/>, a refresh token when it is
+/// used): every cookie and token issued before stops working, on every device, a copied one included. Dropping the
+/// browser's cookie alone left the bearer token, the refresh token and any copy of the cookie valid.</item>
+/// </list>
+/// </summary>
+internal static class StaffSignIn
+{
+    public const string Refusal = "The user name or the password is wrong, or the account is locked (Auth:MaxFailedSignIns wrong " +
+        "passwords in a row lock it for Auth:LockoutMinutes) or disabled by an admin.";
+
+    private static string? s_nobodysHash;
+
+    /// <summary>Signs in with the scheme set on <paramref name="signIn"/>; false for every kind of refusal alike.</summary>
+    public static async Task<bool> PasswordAsync(SignInManager<StaffUser> signIn, string userName, string password, bool persistent)
+    {
+        ArgumentNullException.ThrowIfNull(signIn);
+        var users = signIn.UserManager;
+        var user = await users.FindByNameAsync(userName);
+        if (user is null || await users.IsLockedOutAsync(user))
+        {
+            // Identity answers these without hashing; hash anyway, so that they take as long as a wrong password.
+            var nobody = new StaffUser();
+            s_nobodysHash ??= users.PasswordHasher.HashPassword(nobody, Convert.ToBase64String(System.Security.Cryptography.RandomNumberGenerator.GetBytes(32)));
+            users.PasswordHasher.VerifyHashedPassword(nobody, s_nobodysHash, password);
+            return false;
+        }
+
+        var result = await signIn.PasswordSignInAsync(user, password, persistent, lockoutOnFailure: true);
+        return result.Succeeded;
+    }
+
+    /// <summary>Ends every session of the signed-in account (see the class) and drops this browser's cookie.</summary>
+    public static async Task SignOutAsync(SignInManager<StaffUser> signIn, ClaimsPrincipal principal)
+    {
+        ArgumentNullException.ThrowIfNull(signIn);
+        if (await signIn.UserManager.GetUserAsync(principal) is { } user)
+        {
+            await signIn.UserManager.UpdateSecurityStampAsync(user);
+        }
+
+        await signIn.SignOutAsync();
     }
 }
 

@@ -34,16 +34,10 @@ public sealed class LoginModel(SignInManager<StaffUser> signIn) : PageModel
         }
 
         signIn.AuthenticationScheme = IdentityConstants.ApplicationScheme;
-        var result = await signIn.PasswordSignInAsync(UserName, Password, isPersistent: false, lockoutOnFailure: true);
-        if (result.IsLockedOut)
+        if (!await Api.StaffSignIn.PasswordAsync(signIn, UserName, Password, persistent: false))
         {
-            Error = "Too many wrong passwords: this account is locked for a while, or disabled by an admin.";
-            return Page();
-        }
-
-        if (!result.Succeeded)
-        {
-            Error = "The user name or the password is wrong.";
+            // One message for every refusal, as the API answers (an account's existence is not told).
+            Error = "The user name or the password is wrong, or the account is locked for a while after too many wrong passwords, or disabled by an admin.";
             return Page();
         }
 
@@ -56,7 +50,7 @@ public sealed class LogoutModel(SignInManager<StaffUser> signIn) : PageModel
 {
     public async Task<IActionResult> OnPostAsync()
     {
-        await signIn.SignOutAsync();
+        await Api.StaffSignIn.SignOutAsync(signIn, User);
         return LocalRedirect("/login");
     }
 }

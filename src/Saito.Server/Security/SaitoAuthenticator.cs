@@ -9,7 +9,8 @@ namespace Saito.Server.Security;
 /// <summary>
 /// Checks MQTT credentials against the credentials file: the user name is the client's name, the password its secret;
 /// or a TLS client certificate (already chained to <c>Mqtt:ClientCaPath</c> by the TLS layer) whose common name is the
-/// client's name. A disabled client, an unknown name or a wrong secret is refused. The file is reread when it changes
+/// client's name. A disabled client, an unknown name or a wrong secret is refused, all three alike (0x04, bad user
+/// name or password, after one PBKDF2 check), so that the answer does not tell which names exist. The file is reread when it changes
 /// (<see cref="CredentialsCache"/>), so <c>saito hubs rotate</c> or <c>disable</c> takes effect at the next CONNECT
 /// without a restart.
 /// </summary>
@@ -26,6 +27,7 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
     private readonly SemaphoreSlim _hashing = new(1, 1);
     private readonly FailedLogins _failures = new(options.Value.MaxFailedLoginsPerAddress, TimeSpan.FromSeconds(options.Value.FailedLoginWindowSeconds));
     private readonly ConcurrentDictionary<string, (string Hash, byte[] Digest)> _verified = new(StringComparer.Ordinal);
+    private string? _nobodysHash;
 
     public string CredentialsPath => credentials.Path;
 
@@ -63,13 +65,9 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
         string remote = context.RemoteEndPoint?.ToString() ?? "?";
         string? certificateName = context.ClientCertificate?.GetNameInfo(X509NameType.SimpleName, forIssuer: false);
         string? name = context.UserName ?? certificateName;
-        if (name is null || !clients.TryGetValue(name, out var client) || client.Disabled)
-        {
-            LogRefused(LogText.Safe(name), remote, name is not null && clients.TryGetValue(name, out var known) && known.Disabled ? "disabled" : "unknown client");
-            return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.NotAuthorized);
-        }
-
-        if (certificateName is not null)
+        var client = name is not null && clients.TryGetValue(name, out var found) ? found : null;
+        string? unusable = client is null ? "unknown client" : client.Disabled ? "disabled" : null;
+        if (certificateName is not null && unusable is null)
         {
             if (!string.Equals(certificateName, name, StringComparison.Ordinal))
             {
@@ -79,27 +77,30 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
 
             if (context.Password is null)
             {
-                return MqttAuthenticationOutcome.Accepted(Identity(client));
+                return MqttAuthenticationOutcome.Accepted(Identity(client!));
             }
         }
 
-        if (context.Password is not { } password || client.SecretHash is not { } hash)
+        // From here an unknown or disabled name is answered as a wrong secret is, after the same hash work: a different
+        // code (0x05 against 0x04) or a quicker answer told which hub names exist.
+        if (context.Password is not { } password)
         {
-            LogRefused(LogText.Safe(name), remote, "no secret");
+            LogRefused(LogText.Safe(name), remote, unusable ?? "no secret");
             return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.BadUserNameOrPassword);
         }
 
+        string? hash = unusable is null ? client!.SecretHash : null;
         byte[] digest = SHA256.HashData(password.Span);
-        if (_verified.TryGetValue(name, out var known2) && known2.Hash == hash && CryptographicOperations.FixedTimeEquals(known2.Digest, digest))
+        if (hash is not null && _verified.TryGetValue(name!, out var known) && known.Hash == hash && CryptographicOperations.FixedTimeEquals(known.Digest, digest))
         {
-            return MqttAuthenticationOutcome.Accepted(Identity(client));
+            return MqttAuthenticationOutcome.Accepted(Identity(client!));
         }
 
         bool ok;
         await _hashing.WaitAsync(cancellationToken);
         try
         {
-            ok = SecretHash.Verify(password.Span, hash);
+            ok = SecretHash.Verify(password.Span, hash ?? NobodysHash()) && hash is not null;
         }
         finally
         {
@@ -108,13 +109,16 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
 
         if (!ok)
         {
-            LogRefused(LogText.Safe(name), remote, "wrong secret");
+            LogRefused(LogText.Safe(name), remote, unusable ?? (hash is null ? "no secret" : "wrong secret"));
             return MqttAuthenticationOutcome.Refused(MqttAuthenticationResult.BadUserNameOrPassword);
         }
 
-        _verified[name] = (hash, digest);
-        return MqttAuthenticationOutcome.Accepted(Identity(client));
+        _verified[name!] = (hash!, digest);
+        return MqttAuthenticationOutcome.Accepted(Identity(client!));
     }
+
+    /// <summary>A hash of a random secret nobody holds, made once with the configured iterations: what an unknown name's secret is checked against.</summary>
+    private string NobodysHash() => _nobodysHash ??= SecretHash.Hash(SecretHash.NewSecret(), options.Value.HashIterations);
 
     private static MqttClientIdentity Identity(Credential client) => new(client.Name, client.Roles);
 

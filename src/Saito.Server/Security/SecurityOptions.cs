@@ -41,6 +41,15 @@ public sealed class SecurityOptions
     [Range(1, 1_000_000)]
     public int MaxFailedLoginsPerAddress { get; set; } = 10;
 
+    /// <summary>
+    /// Host names, besides <c>localhost</c>, 127.0.0.0/8 and <c>[::1]</c>, that Saito answers to while every HTTP address
+    /// is on loopback (the defaults): a request whose <c>Host</c> names anything else gets 400, so a web page on a name that
+    /// resolves to 127.0.0.1 (DNS rebinding) cannot read /health, /metrics, the API's description or readings over the MQTT
+    /// WebSocket. Names only (no port, no wildcard), e.g. a name in /etc/hosts a local proxy uses. Not used once an HTTP
+    /// address is on the network: then ASP.NET Core's own <c>AllowedHosts</c> setting (default <c>*</c>) is the admin's.
+    /// </summary>
+    public List<string>? AllowedHosts { get; set; }
+
     /// <summary>The window of <see cref="MaxFailedLoginsPerAddress"/>, in seconds, counted from an address's first failure in it.</summary>
     [Range(1, 86_400)]
     public int FailedLoginWindowSeconds { get; set; } = 60;

@@ -54,7 +54,8 @@ public sealed partial class ApiAccessTests : IAsyncLifetime
     public async Task Every_endpoint_refuses_anonymous_callers_and_every_role_the_table_leaves_out()
     {
         var failures = new List<string>();
-        foreach (var (endpoint, who) in DocumentedEndpoints())
+        // Logging out revokes every token of the account (issue 32), so it is tried after the other endpoints.
+        foreach (var (endpoint, who) in DocumentedEndpoints().OrderBy(e => e.Key.EndsWith("/api/auth/logout", StringComparison.Ordinal)))
         {
             string[] parts = endpoint.Split(' ');
             string path = RouteConstraint().Replace(parts[1].Replace("{name}", "no-such-hub", StringComparison.Ordinal), "999999");
