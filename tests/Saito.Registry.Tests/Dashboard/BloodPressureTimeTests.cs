@@ -93,7 +93,7 @@ public sealed class BloodPressureTimeTests
     private static string Iso(DateTimeOffset t) => Ts(t)[..23];
 
     /// <summary>Everything received until a message containing <paramref name="marker"/>, that one included.</summary>
-    private static async Task<string> ReadUntilAsync(System.Net.WebSockets.ClientWebSocket socket, string marker)
+    internal static async Task<string> ReadUntilAsync(System.Net.WebSockets.ClientWebSocket socket, string marker)
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(Ct);
         timeout.CancelAfter(TimeSpan.FromSeconds(30));
