@@ -4,7 +4,7 @@
 Listens on 127.0.0.1:PORT and stores every message it accepts as a file in --dir (NNNN.eml, written to a
 temporary name first and renamed, so a reader never sees half a message). It can play a failing mail server:
 --refuse-first N answers 451 (try again later) to the first N DATA commands; --reject-all answers 550 to every
-DATA command. Prints "READY <port>" on stdout once it accepts connections; stops on SIGTERM or SIGINT.
+DATA command; --reject-recipient answers 550 to every RCPT TO, naming the address as real servers do. Prints "READY <port>" on stdout once it accepts connections; stops on SIGTERM or SIGINT.
 """
 
 import argparse
@@ -17,12 +17,20 @@ from aiosmtpd.controller import Controller
 
 
 class StoringHandler:
-    def __init__(self, directory, refuse_first, reject_all):
+    def __init__(self, directory, refuse_first, reject_all, reject_recipient):
         self.directory = directory
         self.refuse_left = refuse_first
         self.reject_all = reject_all
+        self.reject_recipient = reject_recipient
         self.stored = 0
         self.lock = threading.Lock()
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if self.reject_recipient:
+            print("REJECTED RCPT", flush=True)
+            return f"550 5.1.1 <{address}>: Recipient address rejected: User unknown in virtual mailbox table"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
@@ -49,10 +57,11 @@ def main():
     parser.add_argument("--dir", required=True, help="folder the accepted messages are written to")
     parser.add_argument("--refuse-first", type=int, default=0, help="answer 451 to the first N DATA commands")
     parser.add_argument("--reject-all", action="store_true", help="answer 550 to every DATA command")
+    parser.add_argument("--reject-recipient", action="store_true", help="answer 550 naming the address to every RCPT TO")
     args = parser.parse_args()
 
     os.makedirs(args.dir, exist_ok=True)
-    handler = StoringHandler(args.dir, args.refuse_first, args.reject_all)
+    handler = StoringHandler(args.dir, args.refuse_first, args.reject_all, args.reject_recipient)
     controller = Controller(handler, hostname="127.0.0.1", port=args.port)
     controller.start()  # returns once the server accepts connections
     stop = threading.Event()

@@ -19,6 +19,12 @@ public enum CheckInRecording
     /// out at another time, or the arrival is later): a <c>not-checked-in</c> dead letter; nothing changed.
     /// </summary>
     NotCheckedIn,
+
+    /// <summary>
+    /// Stamped too long before Saito recorded it, or too far after (the registry's <c>CheckIns:ReaderMaxAgeSeconds</c>,
+    /// <c>ReaderMaxAheadSeconds</c>): a <c>bad-check-in</c> dead letter; nothing recorded, no family told.
+    /// </summary>
+    OutsideWindow,
 }
 
 /// <summary>

@@ -251,6 +251,10 @@ public sealed partial class MessageIngestor
                     (reason, detail) = (DeadLetterReasons.UnknownOwner,
                         FormattableString.Invariant($"reader {reader} sent owner {checkIn.OwnerId}, which the registry does not have (or is no longer active): enrol the owner, or check the reader's enrolment"));
                     break;
+                case CheckInRecording.OutsideWindow:
+                    (reason, detail) = (DeadLetterReasons.BadCheckIn,
+                        FormattableString.Invariant($"reader {reader} sent a check-{(checkIn.CheckOut ? "out" : "in")} of owner {checkIn.OwnerId} stamped {checkIn.At:O}, outside CheckIns:ReaderMaxAgeSeconds before or CheckIns:ReaderMaxAheadSeconds after Saito's clock: a reader's check-in must be about now (a stale one would email the family); nothing recorded, no one told. Check the reader's clock, or check the student in by hand"));
+                    break;
                 case CheckInRecording.NotCheckedIn:
                     (reason, detail) = (DeadLetterReasons.NotCheckedIn,
                         FormattableString.Invariant($"reader {reader} sent a check-out of owner {checkIn.OwnerId} at {checkIn.At:O}, but the owner has no open check-in that school day before then (no arrival recorded, checked out already, or the arrival is later): nothing changed, the check-out is kept here"));

@@ -27,6 +27,9 @@ public enum CheckInOutcome
 
     /// <summary>No owner with that id, or one no longer active.</summary>
     UnknownOwner,
+
+    /// <summary>A reader's check-in or check-out stamped outside <see cref="CheckInOptions"/>' window around now: nothing changed, no one told.</summary>
+    OutsideReaderWindow,
 }
 
 public readonly record struct CheckInResult(CheckInOutcome Outcome, CheckIn? CheckIn);
@@ -47,10 +50,29 @@ public interface ICheckInObserver
 /// check-in: a second insert that loses the race finds the first and reports <see cref="CheckInOutcome.AlreadyCheckedIn"/>.
 /// </summary>
 public sealed partial class CheckInService(
-    RegistryContextFactory contexts, IOptions<SchoolOptions> school, TimeProvider time, IEnumerable<ICheckInObserver> observers, ILogger<CheckInService> logger)
+    RegistryContextFactory contexts, IOptions<SchoolOptions> school, IOptions<CheckInOptions> options, TimeProvider time, IEnumerable<ICheckInObserver> observers,
+    ILogger<CheckInService> logger)
 {
     private readonly SchoolOptions _school = school.Value;
+    private readonly CheckInOptions _options = options.Value;
     private readonly ICheckInObserver[] _observers = [.. observers];
+
+    /// <summary>
+    /// A fingerprint reader's check-in (or check-out, <paramref name="checkOut"/>), taken only when stamped about now
+    /// (<see cref="CheckInOptions"/>): a hub may send for any reader, and an old arrival would still email the family
+    /// and rewrite a past day. Outside the window: <see cref="CheckInOutcome.OutsideReaderWindow"/>, nothing changed.
+    /// </summary>
+    public async Task<CheckInResult> RecordFromReaderAsync(string readerSerial, int ownerId, DateTimeOffset at, bool checkOut, CancellationToken cancellationToken)
+    {
+        var now = time.GetUtcNow();
+        if (at < now.AddSeconds(-_options.ReaderMaxAgeSeconds) || at > now.AddSeconds(_options.ReaderMaxAheadSeconds))
+        {
+            // Not logged here: ingestion logs it with the dead letter, rate-limited (a hub may send many).
+            return new CheckInResult(CheckInOutcome.OutsideReaderWindow, null);
+        }
+
+        return checkOut ? await CheckOutAsync(ownerId, at, cancellationToken) : await CheckInAsync(ownerId, at, "reader:" + readerSerial, cancellationToken);
+    }
 
     /// <summary>Checks <paramref name="ownerId"/> in at <paramref name="at"/>; <paramref name="source"/> says how (<c>reader:SN</c>, <c>staff:name</c>).</summary>
     public async Task<CheckInResult> CheckInAsync(int ownerId, DateTimeOffset at, string source, CancellationToken cancellationToken)

@@ -128,7 +128,7 @@ public sealed partial class NoticeSender(
         }
         catch (Exception ex) when (IsDeliveryFailure(ex, cancellationToken))
         {
-            notice.LastError = Describe(ex);
+            notice.LastError = NoticeErrors.Redact(Describe(ex), notice.ToAddress);
             bool permanent = ex is SmtpCommandException { StatusCode: >= (SmtpStatusCode)500 } or ParseException;
             if (permanent || notice.Attempts >= _options.MaxAttempts)
             {
@@ -209,7 +209,7 @@ public sealed partial class NoticeSender(
         _ => false,
     };
 
-    /// <summary>A short reason for <see cref="Notice.LastError"/>: the server's reply when there is one; never settings or credentials.</summary>
+    /// <summary>A short reason for <see cref="Notice.LastError"/>: the server's reply when there is one; never settings or credentials (nor, once through <see cref="NoticeErrors.Redact"/>, addresses).</summary>
     internal static string Describe(Exception ex)
     {
         string reason = ex switch

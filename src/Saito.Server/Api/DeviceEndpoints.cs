@@ -1,6 +1,8 @@
 using System.ComponentModel.DataAnnotations;
 using System.Security.Claims;
 using Microsoft.EntityFrameworkCore;
+using Microsoft.Extensions.Options;
+using Saito.Ingestion;
 using Saito.Registry.Data;
 using Saito.Registry.Model;
 
@@ -245,58 +247,29 @@ internal static class DeviceEndpoints
             .PageAsync(page, v => v, cancellationToken);
     }
 
-    private static async Task<IResult> AssignAsync(AssignRequest request, ClaimsPrincipal user, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<IResult> AssignAsync(AssignRequest request, ClaimsPrincipal user, RegistryDbContext db, TimeProvider time,
+        IOptions<IngestionOptions> ingestion, CancellationToken cancellationToken)
     {
-        // Whoever sees vitals by roster (a teacher) assigns only within their rosters: the new owner, and the owner the
-        // device has now, must be on a class they are listed on. Otherwise a teacher could move another class's student's
-        // device to one of theirs, back-dated, and read that student's readings under their own student's name.
-        if (!Dashboard.DashboardAccess.IsAdmin(user) && Dashboard.DashboardAccess.SeesVitals(user))
-        {
-            int? current = await db.Assignments.Where(a => a.DeviceId == request.DeviceId && a.To == null).Select(a => (int?)a.OwnerId).FirstOrDefaultAsync(cancellationToken);
-            foreach (int ownerId in current is { } now ? [request.OwnerId!.Value, now] : new[] { request.OwnerId!.Value })
-            {
-                if (await db.Owners.AnyAsync(o => o.Id == ownerId, cancellationToken) && !await Dashboard.DashboardAccess.IsOnCallersRosterAsync(db, user, ownerId, cancellationToken))
-                {
-                    return Problems.Of(StatusCodes.Status403Forbidden, "Forbidden",
-                        $"Owner {ownerId} is not on the roster of a class you are listed on: an admin assigns this device.");
-                }
-            }
-        }
-
-        var result = await DeviceAssignments.AssignAsync(db, request.DeviceId!.Value, request.OwnerId!.Value, request.From ?? time.GetUtcNow(),
-            user.Identity?.Name ?? "unknown", request.Note, cancellationToken);
+        var result = await DeviceAssignments.AssignAsync(db, AssignmentCaller.Of(user), request.DeviceId!.Value, request.OwnerId!.Value, request.From, time.GetUtcNow(),
+            TimeSpan.FromSeconds(ingestion.Value.MaxFutureSkewSeconds), request.Note, cancellationToken);
         if (result is not { Assignment: { } assignment, Device: { } device, Owner: { } owner })
         {
-            return result.Status == StatusCodes.Status404NotFound
-                ? Problems.Of(StatusCodes.Status404NotFound, "Not found", result.Problem!)
-                : Problems.Conflict(result.Problem!);
+            return result.ToProblem();
         }
 
         return TypedResults.Created($"/api/assignments/{assignment.Id}",
             new AssignmentView(assignment.Id, device.Id, device.Serial, owner.Id, owner.DisplayName, assignment.From, null, assignment.AssignedBy, assignment.Note));
     }
 
-    private static async Task<IResult> EndAsync(int id, EndAssignmentRequest? request, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    private static async Task<IResult> EndAsync(int id, EndAssignmentRequest? request, ClaimsPrincipal user, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
     {
-        if (await db.Assignments.Include(a => a.Device).Include(a => a.Owner).SingleOrDefaultAsync(a => a.Id == id, cancellationToken) is not { } assignment)
+        var result = await DeviceAssignments.EndAsync(db, AssignmentCaller.Of(user), id, request?.To, time.GetUtcNow(), cancellationToken);
+        if (result is not { Assignment: { } assignment, Device: { } device, Owner: { } owner })
         {
-            return Problems.NotFound("assignment", id);
+            return result.ToProblem();
         }
 
-        if (assignment.To is not null)
-        {
-            return Problems.Conflict($"Assignment {id} ended already at {assignment.To:O}.");
-        }
-
-        var to = request?.To ?? time.GetUtcNow();
-        if (to < assignment.From)
-        {
-            return Problems.Invalid("to", "An assignment cannot end before it began.");
-        }
-
-        assignment.To = to;
-        await db.SaveChangesAsync(cancellationToken);
-        return TypedResults.Ok(new AssignmentView(assignment.Id, assignment.DeviceId, assignment.Device!.Serial, assignment.OwnerId, assignment.Owner!.DisplayName,
+        return TypedResults.Ok(new AssignmentView(assignment.Id, assignment.DeviceId, device.Serial, assignment.OwnerId, owner.DisplayName,
             assignment.From, assignment.To, assignment.AssignedBy, assignment.Note));
     }
 

@@ -12,10 +12,17 @@ public sealed record NoticeView(
 {
     /// <summary>
     /// The notice as <paramref name="user"/> may see it: the family's address only for roles that may read contacts
-    /// (<see cref="ApiPolicies.ReadContacts"/>); ops, who run the outbox, see <c>(hidden)</c>.
+    /// (<see cref="ApiPolicies.ReadContacts"/>); ops, who run the outbox, see <c>(hidden)</c>, and the last error without
+    /// any address in it (a mail server's refusal names the recipient; the sender stores it redacted, rows from before
+    /// are redacted here).
     /// </summary>
-    public static NoticeView Of(Notice n, System.Security.Claims.ClaimsPrincipal user) => new(n.Id, n.Kind, n.State, n.OwnerId, n.ContactId, n.SessionId,
-        MaySeeAddresses(user) ? n.ToAddress : Hidden, n.Language, n.Attempts, n.CreatedAt, n.NextAttemptAt, n.SentAt, n.LastError, n.MessageId);
+    public static NoticeView Of(Notice n, System.Security.Claims.ClaimsPrincipal user)
+    {
+        ArgumentNullException.ThrowIfNull(n);
+        bool addresses = MaySeeAddresses(user);
+        return new(n.Id, n.Kind, n.State, n.OwnerId, n.ContactId, n.SessionId, addresses ? n.ToAddress : Hidden, n.Language, n.Attempts, n.CreatedAt,
+            n.NextAttemptAt, n.SentAt, addresses ? n.LastError : NoticeErrors.Redact(n.LastError, n.ToAddress), n.MessageId);
+    }
 
     public const string Hidden = "(hidden)";
 

@@ -169,23 +169,27 @@ internal static class ReadingEndpoints
             return fieldsError;
         }
 
-        List<int> devices;
+        // Each device with the moment from which its readings are the answer's: a device's whole history, or an owner's
+        // devices since each was assigned to them (the newest reading of a device handed over a minute ago may be the
+        // previous owner's).
+        Dictionary<int, DateTime> since;
         if (deviceId is { } device && ownerId is null)
         {
-            devices = [device];
+            since = new() { [device] = DateTime.MinValue };
         }
         else if (ownerId is { } owner && deviceId is null)
         {
             var now = time.GetUtcNow();
-            devices = await db.Assignments.Where(a => a.OwnerId == owner && a.From <= now && (a.To == null || a.To > now)).Select(a => a.DeviceId).ToListAsync(cancellationToken);
+            since = (await db.Assignments.Where(a => a.OwnerId == owner && a.From <= now && (a.To == null || a.To > now)).Select(a => new { a.DeviceId, a.From }).ToListAsync(cancellationToken))
+                .GroupBy(a => a.DeviceId).ToDictionary(g => g.Key, g => g.Min(a => a.From).UtcDateTime);
         }
         else
         {
             return Problems.Invalid("deviceId", "Give deviceId or ownerId (one of them).");
         }
 
-        var readings = devices.Count == 0 ? [] : await Queries(store).LatestAsync(readingKind, devices, asked, cancellationToken);
-        return TypedResults.Ok(readings.Select(r => View(r, asked)).ToList());
+        var readings = since.Count == 0 ? [] : await Queries(store).LatestAsync(readingKind, [.. since.Keys], asked, cancellationToken);
+        return TypedResults.Ok(readings.Where(r => r.Timestamp >= since[r.DeviceId]).Select(r => View(r, asked)).ToList());
     }
 
     private static async Task<IResult> SeriesAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,

@@ -36,7 +36,7 @@ public sealed partial class LiveClassroom : BackgroundService
     private readonly HashSet<int> _dirty = [];
     private readonly List<AlertEvent> _events = [];
     private readonly List<ActiveAlert> _active = [];
-    private readonly ConcurrentDictionary<int, TileView> _tiles = new();
+    private readonly ConcurrentDictionary<int, LiveTile> _tiles = new();
     private LiveRegistry _registry = LiveRegistry.Empty;
     private IReadOnlyList<AlertView> _activeAlerts = [];
     private readonly TimeSpan _silentAfter;
@@ -67,8 +67,8 @@ public sealed partial class LiveClassroom : BackgroundService
         _silentAfter = TimeSpan.FromSeconds(alerts.Value.SilentSensorSeconds);
     }
 
-    /// <summary>Each student's tile as last pushed (full: with blood pressure).</summary>
-    public IReadOnlyDictionary<int, TileView> Tiles => _tiles;
+    /// <summary>Each student's tile as last pushed, for those who see blood pressure and for those who do not.</summary>
+    public IReadOnlyDictionary<int, LiveTile> Tiles => _tiles;
 
     /// <summary>The alerts open now.</summary>
     public IReadOnlyList<AlertView> ActiveAlerts => Volatile.Read(ref _activeAlerts);
@@ -267,21 +267,18 @@ public sealed partial class LiveClassroom : BackgroundService
     {
         int owner = student.Info.OwnerId;
         var ts = reading.Timestamp;
-        student.LastReading[device.DeviceId] = student.LastReading.TryGetValue(device.DeviceId, out var seen) && seen > reading.ReceivedAt ? seen : reading.ReceivedAt;
+        if (ts < device.From)
+        {
+            // Taken before the device was this student's (a hub catching up after a hand-over): the previous owner's.
+            return;
+        }
+
+        student.Vitals.Observe(device.DeviceId, reading);
         // A device is alive when its message arrives, whatever time its readings carry (a hub catching up is alive).
         _engine.ObserveDevice(owner, device.DeviceId, reading.ReceivedAt, now);
         switch (reading.Kind)
         {
             case ReadingKind.Biosensor:
-                if (student.VitalsAt is null || ts >= student.VitalsAt)
-                {
-                    student.VitalsAt = ts;
-                    student.HeartRate = reading.HeartRate ?? student.HeartRate;
-                    student.Systolic = reading.Systolic ?? student.Systolic;
-                    student.Diastolic = reading.Diastolic ?? student.Diastolic;
-                    student.SkinTemperature = reading.SkinTemperature ?? student.SkinTemperature;
-                }
-
                 _engine.ObserveHeart(owner, device.DeviceId, ts, reading.HeartRate, reading.SkinTemperature, now);
                 break;
             case ReadingKind.Location when reading.Channel == _options.HeadChannel:
@@ -366,14 +363,23 @@ public sealed partial class LiveClassroom : BackgroundService
         var registry = _registry;
         var silentAfter = _silentAfter;
         var changed = new List<TileView>(_dirty.Count);
+        var reducedChanged = new List<TileView>(_dirty.Count);
         var openByOwner = ActiveAlerts.GroupBy(a => a.OwnerId).ToDictionary(g => g.Key, g => g.Count());
         foreach (int owner in _dirty)
         {
             if (_students.TryGetValue(owner, out var student))
             {
-                var tile = student.Tile(now, silentAfter, openByOwner.GetValueOrDefault(owner));
+                int open = openByOwner.GetValueOrDefault(owner);
+                var tile = new LiveTile(student.Tile(now, silentAfter, open, seesBloodPressure: true), student.Tile(now, silentAfter, open, seesBloodPressure: false));
+                changed.Add(tile.Full);
+                // Those who do not see blood pressure get a tile only when what they see changed: the moment of a push
+                // would otherwise tell them a blood pressure was taken.
+                if (!_tiles.TryGetValue(owner, out var before) || !LiveTile.SameView(before.WithoutBloodPressure, tile.WithoutBloodPressure))
+                {
+                    reducedChanged.Add(tile.WithoutBloodPressure);
+                }
+
                 _tiles[owner] = tile;
-                changed.Add(tile);
             }
         }
 
@@ -382,9 +388,10 @@ public sealed partial class LiveClassroom : BackgroundService
         foreach (var c in registry.Classes.Values)
         {
             var mine = changed.Where(t => registry.Students.TryGetValue(t.OwnerId, out var s) && s.Classes.Contains(c.Id)).ToList();
+            var reduced = reducedChanged.Where(t => registry.Students.TryGetValue(t.OwnerId, out var s) && s.Classes.Contains(c.Id)).ToList();
             if (mine.Count > 0)
             {
-                _publisher.Tiles(c.Id, mine);
+                _publisher.Tiles(c.Id, mine, reduced);
             }
         }
     }
@@ -402,21 +409,12 @@ public sealed partial class LiveClassroom : BackgroundService
 
         public Dictionary<int, MatTracker> Mats { get; } = [];
 
-        public Dictionary<int, DateTime> LastReading { get; } = [];
+        public TileVitals Vitals { get; } = new();
 
         public Posture Posture { get; set; }
 
-        public double? HeartRate { get; set; }
-
-        public double? Systolic { get; set; }
-
-        public double? Diastolic { get; set; }
-
-        public double? SkinTemperature { get; set; }
-
-        public DateTime? VitalsAt { get; set; }
-
-        public TileView Tile(DateTime now, TimeSpan silentAfter, int openAlerts)
+        /// <summary>The tile as a viewer who does, or does not, see blood pressure sees it.</summary>
+        public TileView Tile(DateTime now, TimeSpan silentAfter, int openAlerts, bool seesBloodPressure)
         {
             var checkIn = Info.CheckIn;
             string state = checkIn is null ? "not-yet" : checkIn.CheckedOutAt is null ? "in" : "out";
@@ -435,12 +433,14 @@ public sealed partial class LiveClassroom : BackgroundService
 
             var devices = Devices.Select(d =>
             {
-                DateTime? last = LastReading.TryGetValue(d.DeviceId, out var t) ? t : null;
+                DateTime? last = Vitals.LastReading(d.DeviceId, seesBloodPressure);
                 return new DeviceView(d.DeviceId, d.Serial, d.Kind, last is { } l ? new DateTimeOffset(l) : null,
                     checkIn is { CheckedOutAt: null } && (last is null ? now - checkIn.CheckedInAt.UtcDateTime > silentAfter : now - last > silentAfter));
             }).ToList();
-            return new TileView(Info.OwnerId, Info.Name, Info.ExternalRef, state, checkIn?.CheckedInAt, HeartRate, Systolic, Diastolic, SkinTemperature,
-                VitalsAt is { } v ? new DateTimeOffset(v) : null, sway, seat, devices, openAlerts);
+            var vitalsAt = Vitals.VitalsAt(seesBloodPressure);
+            return new TileView(Info.OwnerId, Info.Name, Info.ExternalRef, state, checkIn?.CheckedInAt, Vitals.HeartRate,
+                seesBloodPressure ? Vitals.Systolic : null, seesBloodPressure ? Vitals.Diastolic : null, Vitals.SkinTemperature,
+                vitalsAt is { } v ? new DateTimeOffset(v) : null, sway, seat, devices, openAlerts);
         }
     }
 

@@ -62,7 +62,7 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
         await Groups.AddToGroupAsync(Context.ConnectionId, bp ? LivePublisher.FullGroup(classId) : LivePublisher.NoBloodPressureGroup(classId), Context.ConnectionAborted);
         connections.Watching(Context, classId);
         audit.Viewed(DashboardAccess.UserName(user), c.Roster, VitalsAudit.LiveClass);
-        var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<TileView>().Select(t => bp ? t : LivePublisher.WithoutBloodPressure(t)).ToList();
+        var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<LiveTile>().Select(t => bp ? t.Full : t.WithoutBloodPressure).ToList();
         var roster = c.Roster.ToHashSet();
         return new ClassLive(c.Id, c.Name, c.Room, c.Session is { } s ? new LiveSessionView(s.Id, s.StartsAt, s.EndsAt) : null, tiles,
             [.. live.ActiveAlerts.Where(a => roster.Contains(a.OwnerId))], bp, new LiveHealthView(feed.Skipped, feed.Backlog));

@@ -20,6 +20,18 @@ public sealed record TileView(
     IReadOnlyList<DeviceView> Devices,
     int OpenAlerts);
 
+/// <summary>A student's tile as it stands: for those who see blood pressure, and without it (no values, no time of it).</summary>
+public sealed record LiveTile(TileView Full, TileView WithoutBloodPressure)
+{
+    /// <summary>Whether two tiles show the same (records compare their device lists by reference, so those are compared item by item).</summary>
+    public static bool SameView(TileView a, TileView b)
+    {
+        ArgumentNullException.ThrowIfNull(a);
+        ArgumentNullException.ThrowIfNull(b);
+        return a with { Devices = [] } == b with { Devices = [] } && a.Devices.SequenceEqual(b.Devices);
+    }
+}
+
 /// <summary>Head sway over the last window (metres, metres per second).</summary>
 public sealed record SwayView(string Posture, bool Settling, double MeanDistance, double MaxDistance, double MeanSpeed, int Samples, DateTimeOffset At);
 

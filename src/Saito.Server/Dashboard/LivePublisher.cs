@@ -8,7 +8,8 @@ namespace Saito.Server.Dashboard;
 /// Sends what <see cref="LiveClassroom"/> produces to the dashboards, on its own loop: a dashboard that reads
 /// slowly (a tablet on bad Wi-Fi) delays only this loop, by at most <see cref="SendTimeout"/> per message, never the
 /// live view or ingestion. Each class has two SignalR groups: one with blood pressure, one without (aides, unless
-/// <see cref="DashboardOptions.AidesSeeBloodPressure"/>); the second gets tiles with it removed on the server.
+/// <see cref="DashboardOptions.AidesSeeBloodPressure"/>); the second gets tiles made without it on the server
+/// (<see cref="LiveTile.WithoutBloodPressure"/>), and only when what it shows changed.
 /// </summary>
 public sealed partial class LivePublisher(IHubContext<LiveHub> hub, ILogger<LivePublisher> logger) : BackgroundService
 {
@@ -28,13 +29,12 @@ public sealed partial class LivePublisher(IHubContext<LiveHub> hub, ILogger<Live
 
     public static string NoBloodPressureGroup(int classId) => FormattableString.Invariant($"class:{classId}:no-bp");
 
-    public static TileView WithoutBloodPressure(TileView tile) => tile with { Systolic = null, Diastolic = null };
-
     public long Dropped => Interlocked.Read(ref _dropped);
 
-    public void Tiles(int classId, IReadOnlyList<TileView> tiles)
+    /// <summary>Changed tiles: <paramref name="full"/> to those who see blood pressure, <paramref name="withoutBloodPressure"/> (none when empty) to the others.</summary>
+    public void Tiles(int classId, IReadOnlyList<TileView> full, IReadOnlyList<TileView> withoutBloodPressure)
     {
-        Enqueue(new Push(classId, "tiles", tiles, tiles.Select(WithoutBloodPressure).ToList()));
+        Enqueue(new Push(classId, "tiles", full, withoutBloodPressure.Count > 0 ? withoutBloodPressure : null));
     }
 
     public void Alert(int classId, AlertEventType type, AlertView alert)
@@ -62,7 +62,10 @@ public sealed partial class LivePublisher(IHubContext<LiveHub> hub, ILogger<Live
             try
             {
                 await hub.Clients.Group(FullGroup(push.ClassId)).SendAsync(push.Method, push.Full, timeout.Token);
-                await hub.Clients.Group(NoBloodPressureGroup(push.ClassId)).SendAsync(push.Method, push.Reduced, timeout.Token);
+                if (push.Reduced is not null)
+                {
+                    await hub.Clients.Group(NoBloodPressureGroup(push.ClassId)).SendAsync(push.Method, push.Reduced, timeout.Token);
+                }
             }
             catch (OperationCanceledException) when (!stoppingToken.IsCancellationRequested)
             {
@@ -71,7 +74,7 @@ public sealed partial class LivePublisher(IHubContext<LiveHub> hub, ILogger<Live
         }
     }
 
-    private readonly record struct Push(int ClassId, string Method, object Full, object Reduced);
+    private readonly record struct Push(int ClassId, string Method, object Full, object? Reduced);
 
     [LoggerMessage(5010, LogLevel.Warning, "A dashboard of class {ClassId} did not take an update within {Seconds} s; it missed that update")]
     private partial void LogSlowDashboard(int classId, double seconds);

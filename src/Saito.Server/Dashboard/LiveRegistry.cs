@@ -9,7 +9,8 @@ public sealed record LiveClass(int Id, string Name, string? Room, IReadOnlyList<
 
 public sealed record LiveStudent(int OwnerId, string Name, string? ExternalRef, IReadOnlyList<int> Classes, CheckIn? CheckIn, OwnerAlertThreshold? Thresholds);
 
-public sealed record LiveDevice(int DeviceId, string Serial, string? Kind, int OwnerId);
+/// <summary>A device a student has now, since <paramref name="From"/> (UTC): readings taken before then are not theirs.</summary>
+public sealed record LiveDevice(int DeviceId, string Serial, string? Kind, int OwnerId, DateTime From);
 
 /// <summary>
 /// Who is where, read from the registry: the classes, their rosters and the session running now, today's
@@ -46,7 +47,7 @@ public sealed class LiveRegistry
         var checkIns = await db.CheckIns.AsNoTracking().Where(c => c.SchoolDate == today).ToListAsync(cancellationToken);
         var thresholds = await db.AlertThresholds.AsNoTracking().ToListAsync(cancellationToken);
         var devices = await db.Assignments.AsNoTracking().Where(a => a.To == null && studentIds.Contains(a.OwnerId))
-            .Select(a => new { a.DeviceId, a.OwnerId, a.Device!.Serial, a.Device.Kind, a.Device.RetiredAt }).ToListAsync(cancellationToken);
+            .Select(a => new { a.DeviceId, a.OwnerId, a.From, a.Device!.Serial, a.Device.Kind, a.Device.RetiredAt }).ToListAsync(cancellationToken);
 
         var rosterByClass = roster.GroupBy(r => r.ClassId).ToDictionary(g => g.Key, g => (IReadOnlyList<int>)[.. g.Select(r => r.OwnerId)]);
         var classesByStudent = roster.GroupBy(r => r.OwnerId).ToDictionary(g => g.Key, g => (IReadOnlyList<int>)[.. g.Select(r => r.ClassId)]);
@@ -62,7 +63,7 @@ public sealed class LiveRegistry
         var students = owners.ToDictionary(o => o.Id, o => new LiveStudent(o.Id, o.DisplayName, o.ExternalRef,
             classesByStudent.GetValueOrDefault(o.Id) ?? [], checkInByOwner.GetValueOrDefault(o.Id), thresholdByOwner.GetValueOrDefault(o.Id)));
         var byDevice = devices.Where(d => d.RetiredAt == null && students.ContainsKey(d.OwnerId))
-            .ToDictionary(d => d.DeviceId, d => new LiveDevice(d.DeviceId, d.Serial, d.Kind, d.OwnerId));
+            .ToDictionary(d => d.DeviceId, d => new LiveDevice(d.DeviceId, d.Serial, d.Kind, d.OwnerId, d.From.UtcDateTime));
         return new LiveRegistry(live, students, byDevice);
     }
 }

@@ -3,6 +3,7 @@ using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.RazorPages;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
+using Saito.Ingestion;
 using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 using Saito.Registry.Model;
@@ -17,7 +18,7 @@ namespace Saito.Server.Pages;
 /// (no vitals are shown here).
 /// </summary>
 [Authorize(Policy = ApiPolicies.AssignDevices, AuthenticationSchemes = PageAuth.Scheme)]
-public sealed class DevicesModel(RegistryDbContext db, LiveSignal signal, TimeProvider time, IOptions<SchoolOptions> school) : PageModel
+public sealed class DevicesModel(RegistryDbContext db, LiveSignal signal, TimeProvider time, IOptions<SchoolOptions> school, IOptions<IngestionOptions> ingestion) : PageModel
 {
     /// <summary>New devices listed, at most.</summary>
     public const int MaxNew = 200;
@@ -84,15 +85,14 @@ public sealed class DevicesModel(RegistryDbContext db, LiveSignal signal, TimePr
         return Page();
     }
 
-    /// <summary>The second tap: assign the device to the student from now.</summary>
+    /// <summary>
+    /// The second tap: assign the device to the student from now, by the API's rule (<see cref="AssignmentRule"/>): a
+    /// teacher may not take a device from a student of another class, whatever the form posted.
+    /// </summary>
     public async Task<IActionResult> OnPostAssignAsync(int deviceId, int ownerId, CancellationToken cancellationToken)
     {
-        if (!await MayAssignToAsync(ownerId, cancellationToken))
-        {
-            return Redirect("/denied");
-        }
-
-        var outcome = await DeviceAssignments.AssignAsync(db, deviceId, ownerId, time.GetUtcNow(), DashboardAccess.UserName(User), null, cancellationToken);
+        var outcome = await DeviceAssignments.AssignAsync(db, AssignmentCaller.Of(User), deviceId, ownerId, null, time.GetUtcNow(),
+            TimeSpan.FromSeconds(ingestion.Value.MaxFutureSkewSeconds), null, cancellationToken);
         if (outcome is not { Device: { } device, Owner: { } owner })
         {
             Problem = outcome.Problem;
@@ -104,14 +104,11 @@ public sealed class DevicesModel(RegistryDbContext db, LiveSignal signal, TimePr
         return RedirectToPage();
     }
 
-    /// <summary>Teachers assign to students of their classes; admins and ops to any active student.</summary>
-    private async Task<bool> MayAssignToAsync(int ownerId, CancellationToken cancellationToken) =>
-        await Eligible().AnyAsync(o => o.Id == ownerId, cancellationToken);
-
     private IQueryable<Owner> Eligible()
     {
         var students = db.Owners.AsNoTracking().Where(o => o.Active && o.Kind == OwnerKind.Student);
-        if (User.IsInRole(StaffRoles.Admin) || User.IsInRole(StaffRoles.Ops))
+        // The students offered are those AssignmentRule lets this caller assign to.
+        if (AssignmentCaller.Of(User).Kind != AssignmentCallerKind.Roster)
         {
             return students;
         }

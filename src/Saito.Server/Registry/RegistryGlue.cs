@@ -26,14 +26,12 @@ internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryM
             return CheckInRecording.Unavailable;
         }
 
-        string source = "reader:" + readerSerial;
-        var result = checkIn.CheckOut
-            ? await checkIns.CheckOutAsync(checkIn.OwnerId, checkIn.At, cancellationToken)
-            : await checkIns.CheckInAsync(checkIn.OwnerId, checkIn.At, source, cancellationToken);
+        var result = await checkIns.RecordFromReaderAsync(readerSerial, checkIn.OwnerId, checkIn.At, checkIn.CheckOut, cancellationToken);
         live.RegistryChanged();
         return result.Outcome switch
         {
             CheckInOutcome.UnknownOwner => CheckInRecording.UnknownOwner,
+            CheckInOutcome.OutsideReaderWindow => CheckInRecording.OutsideWindow,
             // The same check-out again (a redelivery after a lost PUBACK, the reader read twice) finds itself recorded.
             CheckInOutcome.NotCheckedIn when result.CheckIn?.CheckedOutAt == checkIn.At => CheckInRecording.Done,
             CheckInOutcome.NotCheckedIn => CheckInRecording.NotCheckedIn,

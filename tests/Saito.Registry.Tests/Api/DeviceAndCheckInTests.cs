@@ -54,10 +54,11 @@ public sealed class DeviceAndCheckInTests(PostgresServer postgres) : IClassFixtu
         (await teacher.GetFromJsonAsync<JsonElement>($"/api/devices?silentSince={recently}", Ct)).GetProperty("total").GetInt32().ShouldBe(0);
         (await teacher.GetFromJsonAsync<JsonElement>($"/api/devices?silentSince={later}", Ct)).GetProperty("total").GetInt32().ShouldBe(1);
 
+        // Back-dated: an admin's (AssignmentRule; a teacher's are refused, AssignmentRuleTests).
         var t1 = new DateTimeOffset(2026, 11, 26, 8, 0, 0, TimeSpan.Zero);
-        using var first = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana, from = t1 }, Ct);
-        using var second = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ben, from = t1.AddHours(2) }, Ct);
-        using var backdated = await teacher.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana, from = t1.AddHours(1) }, Ct);
+        using var first = await admin.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana, from = t1 }, Ct);
+        using var second = await admin.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ben, from = t1.AddHours(2) }, Ct);
+        using var backdated = await admin.PostAsJsonAsync("/api/assignments", new { deviceId, ownerId = ana, from = t1.AddHours(1) }, Ct);
 
         first.StatusCode.ShouldBe(HttpStatusCode.Created);
         second.StatusCode.ShouldBe(HttpStatusCode.Created);

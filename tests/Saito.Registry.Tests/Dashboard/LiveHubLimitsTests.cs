@@ -119,7 +119,7 @@ public sealed class LiveHubLimitsTests
     }
 
     /// <summary>A connection watching <paramref name="classId"/>; the live view may need a moment to load a new class.</summary>
-    private static async Task<ClientWebSocket> WatchingAsync(ApiServer server, string cookie, int classId)
+    internal static async Task<ClientWebSocket> WatchingAsync(ApiServer server, string cookie, int classId)
     {
         var deadline = DateTime.UtcNow.AddSeconds(30);
         var socket = await ConnectAsync(server, cookie);
@@ -138,7 +138,7 @@ public sealed class LiveHubLimitsTests
         }
     }
 
-    private static async Task<ClientWebSocket> ConnectAsync(ApiServer server, string cookie)
+    internal static async Task<ClientWebSocket> ConnectAsync(ApiServer server, string cookie)
     {
         var socket = new ClientWebSocket();
         socket.Options.SetRequestHeader("Cookie", cookie);
@@ -170,11 +170,11 @@ public sealed class LiveHubLimitsTests
         }
     }
 
-    private static Task SendAsync(ClientWebSocket socket, string message) =>
+    internal static Task SendAsync(ClientWebSocket socket, string message) =>
         socket.SendAsync(Encoding.UTF8.GetBytes(message + RecordSeparator), WebSocketMessageType.Text, endOfMessage: true, Ct);
 
     /// <summary>Reads until a message containing <paramref name="marker"/> arrives (with a deadline).</summary>
-    private static async Task<string> ReadMessageAsync(ClientWebSocket socket, string marker)
+    internal static async Task<string> ReadMessageAsync(ClientWebSocket socket, string marker)
     {
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(Ct);
         timeout.CancelAfter(TimeSpan.FromSeconds(30));

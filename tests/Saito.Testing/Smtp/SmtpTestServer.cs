@@ -14,6 +14,9 @@ public enum SmtpTestServerMode
 
     /// <summary>Answers 550 (rejected) to every message.</summary>
     RejectAll,
+
+    /// <summary>Answers 550 to every recipient, naming the address (<c>550 5.1.1 &lt;a@b&gt;: ... User unknown</c>), as real servers do.</summary>
+    RejectRecipient,
 }
 
 /// <summary>
@@ -81,6 +84,10 @@ public sealed class SmtpTestServer : IAsyncDisposable
         else if (mode == SmtpTestServerMode.RejectAll)
         {
             args.Add("--reject-all");
+        }
+        else if (mode == SmtpTestServerMode.RejectRecipient)
+        {
+            args.Add("--reject-recipient");
         }
 
         _process = ExternalProcess.Start("the test SMTP server", new ProcessCommand(ExternalClientSettings.Python, args), line =>
