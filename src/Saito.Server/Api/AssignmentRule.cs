@@ -1,5 +1,4 @@
 using System.Security.Claims;
-using Saito.Registry.Model;
 using Saito.Server.Dashboard;
 
 namespace Saito.Server.Api;

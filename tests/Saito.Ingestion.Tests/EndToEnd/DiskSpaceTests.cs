@@ -1,6 +1,5 @@
 using System.Net;
 using System.Text;
-using Microsoft.Data.Sqlite;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Ingestion.Pipeline;
 using Saito.Ingestion.Tests.Infrastructure;

@@ -3,7 +3,6 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.Extensions.Options;
 using Saito.Ingestion.Tests.Infrastructure;
 using Microsoft.Extensions.DependencyInjection;
-using Saito.Testing;
 
 namespace Saito.Ingestion.Tests.EndToEnd;
 
@@ -93,6 +92,7 @@ public sealed class HostHardeningTests
     }
 
     [Fact]
+    [System.Runtime.Versioning.UnsupportedOSPlatform("windows")] // Unix file modes: the test runs on Linux
     public async Task Saito_makes_its_data_folder_0700_and_its_database_files_0600()
     {
         string data = Path.Combine(Directory.CreateTempSubdirectory("saito-modes-").FullName, "fresh");

@@ -50,6 +50,8 @@ public sealed class SteadyPublisher : IAsyncDisposable
         }
     }
 
+    // Result is read only from tasks already completed (IsCompletedSuccessfully first): no blocking wait.
+#pragma warning disable VSTHRD002
     public int Acknowledged => Publishes.Count(p => p.IsCompletedSuccessfully && p.Result == MqttReasonCode.Success);
 
     public int Waiting => Publishes.Count(p => !p.IsCompleted);
@@ -61,11 +63,15 @@ public sealed class SteadyPublisher : IAsyncDisposable
             .Select(p => p.IsFaulted ? p.Exception!.GetBaseException().Message : p.Result.ToString()),
     ];
 
+#pragma warning restore VSTHRD002
+
     /// <summary>Stops publishing (what is in flight stays in flight).</summary>
     public async Task StopAsync()
     {
         await _stop.CancelAsync();
+#pragma warning disable VSTHRD003 // the loop was started by this object's constructor
         await _loop;
+#pragma warning restore VSTHRD003
     }
 
     private async Task RunAsync()

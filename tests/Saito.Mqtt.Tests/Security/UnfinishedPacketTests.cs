@@ -68,7 +68,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
 
             var closedAfter = await Task.WhenAll(closes);
             await trickling.CancelAsync();
-            await trickle.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            await trickle.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing | ConfigureAwaitOptions.ContinueOnCapturedContext);
             output.WriteLine($"10 unfinished packets closed {closedAfter.Min().TotalMilliseconds:F0} to {closedAfter.Max().TotalMilliseconds:F0} ms after their first bytes (deadline 2 s)");
             closedAfter.Min().ShouldBeGreaterThan(TimeSpan.FromSeconds(1.5), "not before the deadline");
             closedAfter.Max().ShouldBeLessThan(TimeSpan.FromSeconds(4), "within the deadline, a housekeeping round and the close's grace");
