@@ -376,10 +376,9 @@ internal static class ArchiverCli
             // The window ingestion holds a reading's ts to, from the same Ingestion section the server reads.
             var ingestion = new PayloadLimits();
             configuration.GetSection("Ingestion").Bind(ingestion);
-            if (ingestion.MaxFutureSkewSeconds < 0 || ingestion.MaxAgeDays < 1)
-            {
-                failures = [.. failures, "Ingestion:MaxFutureSkewSeconds must be 0 or more and Ingestion:MaxAgeDays 1 or more."];
-            }
+            var windowFailures = new List<string>();
+            ingestion.AddWindowFailures(windowFailures);
+            failures = [.. failures, .. windowFailures];
 
             if (failures.Count > 0)
             {

@@ -66,15 +66,7 @@ public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOption
             failures.Add($"Ingestion:DeviceHubRecheckSeconds must be between 1 and 86,400 (was {options.DeviceHubRecheckSeconds}).");
         }
 
-        if (options.MaxFutureSkewSeconds is < 0 or > 86_400)
-        {
-            failures.Add($"Ingestion:MaxFutureSkewSeconds must be between 0 and 86,400 (was {options.MaxFutureSkewSeconds}).");
-        }
-
-        if (options.MaxAgeDays is < 1 or > 36_500)
-        {
-            failures.Add($"Ingestion:MaxAgeDays must be between 1 and 36,500 (was {options.MaxAgeDays}).");
-        }
+        options.AddWindowFailures(failures);
 
         if (options.LastSeenFlushSeconds is < 1 or > 3600)
         {

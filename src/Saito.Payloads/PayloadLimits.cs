@@ -24,4 +24,22 @@ public class PayloadLimits
 
     /// <summary>A reading older than this is rejected (a hub replaying a stale buffer, or a clock at 1970).</summary>
     public int MaxAgeDays { get; set; } = 30;
+
+    /// <summary>
+    /// The ranges of the reading window (<see cref="MaxFutureSkewSeconds"/>, <see cref="MaxAgeDays"/>), one rule for the
+    /// server's validator and the archiver's restore, which reads the same Ingestion section.
+    /// </summary>
+    public void AddWindowFailures(ICollection<string> failures)
+    {
+        ArgumentNullException.ThrowIfNull(failures);
+        if (MaxFutureSkewSeconds is < 0 or > 86_400)
+        {
+            failures.Add($"Ingestion:MaxFutureSkewSeconds must be between 0 and 86,400 (was {MaxFutureSkewSeconds}).");
+        }
+
+        if (MaxAgeDays is < 1 or > 36_500)
+        {
+            failures.Add($"Ingestion:MaxAgeDays must be between 1 and 36,500 (was {MaxAgeDays}).");
+        }
+    }
 }

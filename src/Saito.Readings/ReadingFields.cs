@@ -67,8 +67,8 @@ public static class ReadingFields
         return false;
     }
 
-    /// <summary>The fields of a kind, in slot order.</summary>
-    public static IEnumerable<ValueField> FieldsOf(ReadingKind kind) => Enum.GetValues<ValueField>().Where(f => KindOf(f) == kind);
+    /// <summary>The fields of a kind, in slot order (worked out once: restore asks for every row).</summary>
+    public static IReadOnlyList<ValueField> FieldsOf(ReadingKind kind) => s_fieldsOfKind[(int)kind];
 
     public static string UnitOf(ValueField field) => field switch
     {
@@ -104,6 +104,9 @@ public static class ReadingFields
     /// <summary>"hr 350 is outside 20..300 beats/min".</summary>
     public static string OutOfRangeDetail(ValueField field, double value) =>
         FormattableString.Invariant($"{NameOf(field)} {value} is outside {MinOf(field)}..{MaxOf(field)} {UnitOf(field)}");
+
+    private static readonly ValueField[][] s_fieldsOfKind =
+        ReadingKinds.All.Select(k => Enum.GetValues<ValueField>().Where(f => KindOf(f) == k).ToArray()).ToArray();
 
     private static readonly string[] s_namesOfKind = ReadingKinds.All.Select(k => string.Join(", ", FieldsOf(k).Select(NameOf))).ToArray();
 

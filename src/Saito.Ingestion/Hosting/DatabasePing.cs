@@ -27,13 +27,13 @@ internal sealed class DatabasePing(IReadingStore store)
     public static TimeSpan Timeout { get; } = TimeSpan.FromSeconds(10);
 
     private readonly object _lock = new();
-    private Task _current = Task.CompletedTask;
+    private Task<string?> _current = Task.FromResult<string?>(null);
     private long _startedAt;
 
     /// <summary>Starts a ping unless one is in flight, and waits for it at most <paramref name="wait"/>.</summary>
     public async Task<PingAnswer> AskAsync(TimeSpan wait, CancellationToken cancellationToken)
     {
-        Task ping;
+        Task<string?> ping;
         long startedAt;
         lock (_lock)
         {
@@ -47,30 +47,35 @@ internal sealed class DatabasePing(IReadingStore store)
             startedAt = _startedAt;
         }
 
-        if (!ping.IsCompleted)
-        {
-            using var waited = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            waited.CancelAfter(wait);
-            // The ping is this object's, shared by the checks; a server has no synchronization context to deadlock on.
+        // The ping is this object's, shared by the checks; a server has no synchronization context to deadlock on.
+        // A wait that ends first (or a cancelled check) leaves the ping running for the next check.
 #pragma warning disable VSTHRD003
-            await Task.WhenAny(ping, Task.Delay(System.Threading.Timeout.InfiniteTimeSpan, waited.Token));
+        await ((Task)ping).WaitAsync(wait, cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
 #pragma warning restore VSTHRD003
-            await waited.CancelAsync();
-        }
-
         if (!ping.IsCompleted)
         {
             return new PingAnswer(PingState.Waiting, Stopwatch.GetElapsedTime(startedAt));
         }
 
-        return ping.IsCompletedSuccessfully
-            ? new PingAnswer(PingState.Answered)
-            : new PingAnswer(PingState.Failed, Error: ping.Exception?.GetBaseException().Message ?? $"no answer within {Timeout.TotalSeconds:F0} s");
+        return await ping is { } error ? new PingAnswer(PingState.Failed, Error: error) : new PingAnswer(PingState.Answered);
     }
 
-    private async Task PingAsync()
+    /// <summary>Null when the database answered, else why not: a ping never faults, so nobody has to observe it.</summary>
+    private async Task<string?> PingAsync()
     {
         using var timeout = new CancellationTokenSource(Timeout);
-        await store.PingAsync(timeout.Token);
+        try
+        {
+            await store.PingAsync(timeout.Token);
+            return null;
+        }
+        catch (OperationCanceledException) when (timeout.IsCancellationRequested)
+        {
+            return $"no answer within {Timeout.TotalSeconds:F0} s";
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            return e.GetBaseException().Message;
+        }
     }
 }

@@ -659,6 +659,12 @@ public sealed partial class MqttBroker : BackgroundService
         long packetTimeoutMs = Options.PacketReadTimeoutSeconds * 1000L;
         foreach (var connection in _connections.Keys)
         {
+            if (connection.IsClosing)
+            {
+                // Listed until it has ended: a connection is counted, logged and closed once, not every round.
+                continue;
+            }
+
             if (connection.UnfinishedSince is > 0 and var since && now - since > packetTimeoutMs)
             {
                 // A packet begun and not finished in time: its sender trickles or stopped, and holds what it sent so far.

@@ -203,6 +203,9 @@ internal sealed partial class MqttServerConnection
     }
 
     /// <summary>Closes the connection from outside (keep-alive, takeover, shutdown), telling a 5.0 client why.</summary>
+    /// <summary>True once a close has begun (the connection stays listed until it has ended).</summary>
+    internal bool IsClosing => Volatile.Read(ref _closing) != 0;
+
     public void Close(MqttReasonCode reason, bool takenOver = false)
     {
         if (Interlocked.Exchange(ref _closing, 1) != 0)

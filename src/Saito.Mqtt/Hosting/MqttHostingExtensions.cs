@@ -275,10 +275,11 @@ internal sealed class ListenerCheck(IServer server, IOptions<MqttBrokerOptions> 
             return Task.CompletedTask;
         }
 
-        var addresses = server.Features.Get<IServerAddressesFeature>()?.Addresses ?? [];
-        var open = addresses.Where(a => !ListenerAddresses.IsLoopbackUrl(a)).ToList();
-        if (open.Count > 0)
+        // The validator's rule, on what Kestrel bound: an HTTP address counts only while the WebSocket path is on.
+        var addresses = (server.Features.Get<IServerAddressesFeature>()?.Addresses ?? []).ToList();
+        if (!MqttHostingExtensions.ListenersAreLoopbackOnly(mqtt, addresses))
         {
+            var open = addresses.Where(a => !ListenerAddresses.IsLoopbackUrl(a)).ToList();
             throw new OptionsValidationException(MqttBrokerOptions.SectionName, typeof(MqttBrokerOptions),
                 [MqttBrokerOptionsValidator.AnonymousOnNetwork($"bound to {string.Join(", ", open)}")]);
         }

@@ -82,9 +82,12 @@ public static class AssignmentRule
 
             if (!previous.Owner.Classes.Intersect(owner.Classes).Any())
             {
-                var earliest = (previous.To ?? from) + skew;
+                // An open assignment stays in the way whatever the start: say to end it first, not a time that fails too.
+                string then = previous.To is { } ended
+                    ? $"assign it from {ended + skew:O} on"
+                    : "end that assignment first, then assign it from its end plus Ingestion:MaxFutureSkewSeconds";
                 return $"The device is (or was until {previous.To:O}) owner {previous.Owner.OwnerId}'s, who shares no class with owner {owner.OwnerId}: " +
-                    $"an admin hands it over between classes, or assign it from {earliest:O} on (readings stamped up to Ingestion:MaxFutureSkewSeconds ahead may still be the other student's).";
+                    $"an admin hands it over between classes, or {then} (readings stamped up to Ingestion:MaxFutureSkewSeconds ahead may still be the other student's).";
             }
         }
 

@@ -267,6 +267,9 @@ public sealed partial class LiveClassroom : BackgroundService
     {
         int owner = student.Info.OwnerId;
         var ts = reading.Timestamp;
+        // A device is alive when its message arrives, whatever time its readings carry (a hub catching up is alive, even
+        // with readings from before the hand-over: no silent-sensor alert for a device that is sending).
+        _engine.ObserveDevice(owner, device.DeviceId, reading.ReceivedAt, now);
         if (ts < device.From)
         {
             // Taken before the device was this student's (a hub catching up after a hand-over): the previous owner's.
@@ -274,8 +277,6 @@ public sealed partial class LiveClassroom : BackgroundService
         }
 
         student.Vitals.Observe(device.DeviceId, reading);
-        // A device is alive when its message arrives, whatever time its readings carry (a hub catching up is alive).
-        _engine.ObserveDevice(owner, device.DeviceId, reading.ReceivedAt, now);
         switch (reading.Kind)
         {
             case ReadingKind.Biosensor:

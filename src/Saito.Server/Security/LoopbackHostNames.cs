@@ -39,7 +39,10 @@ internal static partial class LoopbackHostNames
         app.Use(async (context, next) =>
         {
             var host = context.Request.Host;
-            if (IsAllowed(host, allowed))
+            // A request a reverse proxy on this machine passes on (docs/metrics.md's nginx keeps the public Host) is let
+            // through: it is not local for /health, /metrics, /openapi or anonymous MQTT (HealthCallers.IsLocal and the
+            // WebSocket's forwarded check), so a rebinding page that adds such a header itself gains nothing by it.
+            if (IsAllowed(host, allowed) || ForwardedRequests.IsForwarded(context))
             {
                 await next(context);
                 return;

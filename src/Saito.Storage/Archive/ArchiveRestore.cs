@@ -172,7 +172,7 @@ public static class ArchiveRestore
             return string.Create(CultureInfo.InvariantCulture, $"channel {reading.Channel} is outside {ReadingLimits.ChannelMin}..{ReadingLimits.ChannelMax}");
         }
 
-        var fields = ReadingFields.FieldsOf(reading.Kind).ToList();
+        var fields = ReadingFields.FieldsOf(reading.Kind);
         int mask = 0;
         for (int i = 0; i < fields.Count; i++)
         {
@@ -205,19 +205,20 @@ public static class ArchiveRestore
             return string.Create(CultureInfo.InvariantCulture, $"dia {diastolic} is not below sys {systolic}");
         }
 
-        if (reading.Timestamp > reading.ReceivedAt + maxFutureSkew)
+        // Differences, not sums: a crafted year 1 or 9999 must be a bad line, not an overflow that ends the run.
+        if (reading.Timestamp - reading.ReceivedAt > maxFutureSkew)
         {
             return string.Create(CultureInfo.InvariantCulture,
                 $"ts {reading.Timestamp:O} is more than {maxFutureSkew.TotalSeconds:0} s after received_at {reading.ReceivedAt:O} (Ingestion:MaxFutureSkewSeconds)");
         }
 
-        if (reading.Timestamp < reading.ReceivedAt - maxAge)
+        if (reading.ReceivedAt - reading.Timestamp > maxAge)
         {
             return string.Create(CultureInfo.InvariantCulture,
                 $"ts {reading.Timestamp:O} is more than {maxAge.TotalDays:0} days before received_at {reading.ReceivedAt:O} (Ingestion:MaxAgeDays)");
         }
 
-        if (reading.ReceivedAt > nowUtc + maxFutureSkew)
+        if (reading.ReceivedAt - nowUtc > maxFutureSkew)
         {
             return string.Create(CultureInfo.InvariantCulture, $"received_at {reading.ReceivedAt:O} is in the future");
         }

@@ -120,6 +120,23 @@ public sealed class SignInSecrecyTests
         named.ShouldStartWith("HTTP/1.1 200");
     }
 
+    [Fact]
+    public async Task A_request_a_reverse_proxy_passes_on_with_the_public_host_is_served_but_not_as_local()
+    {
+        // docs/metrics.md's nginx: proxy_pass to 127.0.0.1 with the public Host and X-Forwarded-For.
+        await using var server = await ApiServer.StartAsync(StorageProvider.Sqlite, null);
+        const string Proxied = "X-Forwarded-For: 192.0.2.7\r\n";
+
+        string health = await RawGetAsync(server.HttpPort, "/health", "saito.school.example", Proxied);
+        string metrics = await RawGetAsync(server.HttpPort, "/metrics", "saito.school.example", Proxied);
+        string unproxied = await RawGetAsync(server.HttpPort, "/health", "saito.school.example");
+
+        health.ShouldStartWith("HTTP/1.1 200");
+        metrics.ShouldNotStartWith("HTTP/1.1 200", customMessage: "a forwarded caller is not local: no metrics without a token");
+        metrics.ShouldNotStartWith("HTTP/1.1 400");
+        unproxied.ShouldStartWith("HTTP/1.1 400");
+    }
+
     /// <summary>A GET with exactly the Host given (HttpClient would not send a name that does not resolve here); the status line and headers.</summary>
     private static async Task<string> RawGetAsync(int port, string path, string host, string extraHeaders = "")
     {
