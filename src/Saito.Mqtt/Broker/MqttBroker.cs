@@ -194,9 +194,10 @@ public sealed partial class MqttBroker : BackgroundService
 
     /// <summary>
     /// <paramref name="connection"/>'s unfinished packet holds <paramref name="change"/> bytes more (or fewer). Past
-    /// <see cref="MqttBrokerOptions.MaxUnfinishedPacketBytes"/> in all, the connections holding the most are closed until
-    /// the rest fit: the largest, not the newest, so a hub whose reading happened to be split across reads is not the
-    /// one to go while a flood holds the budget.
+    /// <see cref="MqttBrokerOptions.MaxUnfinishedPacketBytes"/> in all, the connections whose packets have been unfinished
+    /// longest are closed until the rest fit (the largest first among packets begun at the same time). A packet from a
+    /// hub arrives in milliseconds, so it is never the oldest while a flood of slow packets holds the budget, however large
+    /// it is; to stay younger than a hub's packet, a flood would have to send the whole budget again every few milliseconds.
     /// </summary>
     internal void HoldUnfinished(MqttServerConnection connection, long change)
     {
@@ -212,39 +213,43 @@ public sealed partial class MqttBroker : BackgroundService
 
     private void ShedUnfinished(MqttServerConnection grown)
     {
-        // Rare (only past the budget): one at a time, a scan of the connections for the largest.
+        // Rare (only past the budget): one at a time, a scan of the connections for the oldest unfinished packet.
         lock (_shedLock)
         {
             while (Volatile.Read(ref _unfinishedBytes) - _unfinishedShed > Options.MaxUnfinishedPacketBytes)
             {
-                MqttServerConnection? largest = grown.ShedBytes == 0 && grown.UnfinishedCounted > 0 ? grown : null;
+                MqttServerConnection? oldest = grown.ShedBytes == 0 && grown.UnfinishedCounted > 0 ? grown : null;
                 foreach (var candidate in _connections.Keys)
                 {
-                    if (candidate.ShedBytes == 0 && candidate.UnfinishedCounted > (largest?.UnfinishedCounted ?? 0))
+                    if (candidate.ShedBytes == 0 && candidate.UnfinishedCounted > 0 && (oldest is null || OlderOrLarger(candidate, oldest)))
                     {
-                        largest = candidate;
+                        oldest = candidate;
                     }
                 }
 
-                if (largest is null)
+                if (oldest is null)
                 {
                     return;
                 }
 
-                largest.ShedBytes = Math.Max(1, largest.UnfinishedCounted);
-                Volatile.Write(ref _unfinishedShed, _unfinishedShed + largest.ShedBytes);
+                oldest.ShedBytes = Math.Max(1, oldest.UnfinishedCounted);
+                Volatile.Write(ref _unfinishedShed, _unfinishedShed + oldest.ShedBytes);
                 Metrics.LimitHit(nameof(MqttBrokerOptions.MaxUnfinishedPacketBytes));
                 long shed = Interlocked.Increment(ref _unfinishedClosed);
                 if (_unfinishedReports.Due(shed) is > 0 and var since)
                 {
-                    LogUnfinishedShed(largest.Info.RemoteEndPoint?.ToString() ?? largest.Info.Transport, LogText.Safe(largest.ClientId),
-                        largest.UnfinishedCounted, Options.MaxUnfinishedPacketBytes, since, shed);
+                    LogUnfinishedShed(oldest.Info.RemoteEndPoint?.ToString() ?? oldest.Info.Transport, LogText.Safe(oldest.ClientId),
+                        oldest.UnfinishedCounted, Options.MaxUnfinishedPacketBytes, since, shed);
                 }
 
-                largest.Close(MqttReasonCode.QuotaExceeded);
+                oldest.Close(MqttReasonCode.QuotaExceeded);
             }
         }
     }
+
+    private static bool OlderOrLarger(MqttServerConnection candidate, MqttServerConnection chosen) =>
+        candidate.UnfinishedSince < chosen.UnfinishedSince
+        || (candidate.UnfinishedSince == chosen.UnfinishedSince && candidate.UnfinishedCounted > chosen.UnfinishedCounted);
 
     /// <summary>A connection admitted by <see cref="RunConnectionAsync"/> has ended: it no longer counts against the limits.</summary>
     internal void Released(MqttServerConnection connection, IPAddress? network)
@@ -774,7 +779,7 @@ public sealed partial class MqttBroker : BackgroundService
     private partial void LogPacketTimeout(string remote, string clientId, int seconds, long closed, long total);
 
     [LoggerMessage(1028, LogLevel.Warning,
-        "Connection from {Remote} (client '{ClientId}') closed: its unfinished packet held {Bytes} bytes, the most while packets not yet received " +
+        "Connection from {Remote} (client '{ClientId}') closed: its packet, unfinished the longest, held {Bytes} bytes while packets not yet received " +
         "whole held more than Mqtt:MaxUnfinishedPacketBytes ({Limit}); {Closed} closed since the last report, {Total} in all")]
     private partial void LogUnfinishedShed(string remote, string clientId, long bytes, long limit, long closed, long total);
 

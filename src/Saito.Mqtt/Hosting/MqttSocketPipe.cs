@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using System.Net.Sockets;
+using Saito.Mqtt.Packets;
 
 namespace Saito.Mqtt.Hosting;
 
@@ -14,8 +15,12 @@ namespace Saito.Mqtt.Hosting;
 /// <para>
 /// It is a pipe for exactly one reader (the connection's read loop) and one writer at a time (the send loop or the
 /// read loop writing inline, which the connection already serialises). The reader hands out one contiguous buffer, so
-/// a packet is always a single segment; the buffer grows to hold a packet larger than it, up to what the broker's
-/// frame reader allows (<c>Mqtt:MaxPacketSize</c>), which refuses larger packets before their bytes are read.
+/// a packet is always a single segment when it is handed out whole. A packet larger than the read buffer is gathered
+/// in read-sized pieces while it arrives (handed out as a sequence of them), and joined into one buffer of its size
+/// once its last byte is in: a packet begun and left unfinished holds what it sent, rounded up to one piece, never a
+/// buffer grown for the size it announced (issue 32: buffers that doubled held 512 KiB for 250 KiB sent and left the
+/// large object heap fragmented). The broker's frame reader refuses a packet past <c>Mqtt:MaxPacketSize</c> as soon as
+/// its fixed header is in.
 /// </para>
 /// <para>
 /// Errors read as Kestrel's did: a reset or abort while reading is an <see cref="IOException"/>; a failed send
@@ -31,11 +36,17 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
     internal static readonly ArrayPool<byte> Buffers = ArrayPool<byte>.Create(maxArrayLength: 1024 * 1024, maxArraysPerBucket: 1024);
 
     /// <summary>
-    /// Read buffers grown past <see cref="ReceiveSize"/> for a large packet: a pool that keeps few. A pool never gives
-    /// memory back, and the shared one above keeps 1,024 arrays of each size: after connections that each held most of
-    /// a 260 KiB packet (issue 32), it would have kept 512 MiB of them for good.
+    /// Buffers a large packet is joined into once whole: a pool that keeps few. A pool never gives memory back, and the
+    /// shared one above keeps 1,024 arrays of each size.
     /// </summary>
     internal static readonly ArrayPool<byte> LargeReads = ArrayPool<byte>.Create(maxArrayLength: 1024 * 1024, maxArraysPerBucket: 16);
+
+    /// <summary>
+    /// The pieces a large packet is gathered in while it arrives, kept for reuse up to what
+    /// <c>Mqtt:MaxUnfinishedPacketBytes</c> allows by default: under a flood of slow packets the pieces of the connections
+    /// closed for the budget are what the others grow into, not garbage.
+    /// </summary>
+    internal static readonly ArrayPool<byte> Pieces = ArrayPool<byte>.Create(maxArrayLength: ReceiveSize, maxArraysPerBucket: 4096);
 
     private readonly Socket _socket;
     private readonly Writer _writer;
@@ -45,6 +56,12 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
     private bool _examinedAll = true;
     private bool _ended;
     private bool _readerDone;
+
+    // A packet larger than the read buffer, while it arrives: its pieces, the bytes in them and the packet's size.
+    private Piece? _first;
+    private Piece? _last;
+    private long _gathered;
+    private long _packetSize;
     private int _halvesDone;
 
     public MqttSocketPipe(Socket socket)
@@ -54,7 +71,22 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
     }
 
     /// <summary>Whether a read buffer is rented now (none while the connection is idle).</summary>
-    internal bool HoldsBuffer => _in is not null;
+    internal bool HoldsBuffer => _in is not null || _first is not null;
+
+    /// <summary>Bytes of read buffers rented now: what a packet that is still arriving costs.</summary>
+    internal long BufferBytes
+    {
+        get
+        {
+            long bytes = _in?.Length ?? 0;
+            for (var piece = _first; piece is not null; piece = (Piece?)piece.Next)
+            {
+                bytes += piece.Array.Length;
+            }
+
+            return bytes;
+        }
+    }
 
     public PipeReader Input => this;
 
@@ -78,12 +110,7 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
     public override ValueTask<ReadResult> ReadAsync(CancellationToken cancellationToken = default)
     {
         ObjectDisposedException.ThrowIf(_readerDone, this);
-        if (_in is not null && !_examinedAll && _end > _start)
-        {
-            return new ValueTask<ReadResult>(Buffered());
-        }
-
-        if (_ended)
+        if (HasUnexamined || _ended)
         {
             return new ValueTask<ReadResult>(Buffered());
         }
@@ -91,23 +118,34 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
         return ReceiveAsync(cancellationToken);
     }
 
+    private bool HasUnexamined => !_examinedAll && (_first is not null || (_in is not null && _end > _start));
+
     private ReadResult Buffered() => new(
-        _in is null ? ReadOnlySequence<byte>.Empty : new ReadOnlySequence<byte>(_in, _start, _end - _start), isCanceled: false, isCompleted: _ended);
+        _first is not null ? new ReadOnlySequence<byte>(_first, 0, _last!, _last!.Memory.Length)
+        : _in is null ? ReadOnlySequence<byte>.Empty
+        : new ReadOnlySequence<byte>(_in, _start, _end - _start),
+        isCanceled: false, isCompleted: _ended);
 
     private async ValueTask<ReadResult> ReceiveAsync(CancellationToken cancellationToken)
     {
         try
         {
+            if (_first is null && _in is not null && _end == _in.Length)
+            {
+                MakeRoom();
+            }
+
+            if (_first is not null)
+            {
+                return await GatherAsync(cancellationToken);
+            }
+
             if (_in is null)
             {
                 // Wait for data without a buffer: an idle connection holds none.
                 await _socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, cancellationToken);
                 _in = Buffers.Rent(ReceiveSize);
                 _start = _end = 0;
-            }
-            else if (_end == _in.Length)
-            {
-                MakeRoom();
             }
 
             int received = await _socket.ReceiveAsync(_in.AsMemory(_end), SocketFlags.None, cancellationToken);
@@ -126,31 +164,97 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
         }
     }
 
-    /// <summary>The buffer is full of one unfinished packet: move it to the front, or into a buffer twice as large.</summary>
+    /// <summary>
+    /// The buffer is full and its last packet unfinished: move that packet to the front when it fits, or else gather it
+    /// in pieces from here on, this buffer the first of them.
+    /// </summary>
     private void MakeRoom()
     {
         var current = _in!;
         int length = _end - _start;
-        if (_start > 0)
+        long size = MqttFrameReader.PacketSize(current.AsSpan(_start, length));
+        if (_start > 0 && size <= current.Length)
         {
             Buffer.BlockCopy(current, _start, current, 0, length);
-        }
-        else
-        {
-            var larger = LargeReads.Rent(current.Length * 2);
-            Buffer.BlockCopy(current, 0, larger, 0, length);
-            ReturnRead(current);
-            _in = larger;
+            _start = 0;
+            _end = length;
+            return;
         }
 
+        // A size of 0 (a header not yet whole cannot fill the buffer) or one already here (not MQTT): gather, never join.
+        _packetSize = size > length ? size : long.MaxValue;
+        _first = _last = new Piece(current, _start, _end, runningIndex: 0);
+        _gathered = length;
+        _in = null;
+        _start = _end = 0;
+    }
+
+    /// <summary>One read into the last piece (a new one when it is full); the packet joined into one buffer once whole.</summary>
+    private async ValueTask<ReadResult> GatherAsync(CancellationToken cancellationToken)
+    {
+        var last = _last!;
+        if (last.End == last.Array.Length)
+        {
+            last = _last = last.Append(Pieces.Rent(ReceiveSize));
+        }
+
+        int received = await _socket.ReceiveAsync(last.Array.AsMemory(last.End), SocketFlags.None, cancellationToken);
+        if (received == 0)
+        {
+            _ended = true;
+        }
+
+        last.Grow(received);
+        _gathered += received;
+        _examinedAll = false;
+        if (_gathered >= _packetSize)
+        {
+            Join();
+        }
+
+        return Buffered();
+    }
+
+    /// <summary>The gathered packet (and any bytes after it) into one buffer of its size; the pieces go back.</summary>
+    private void Join()
+    {
+        var joined = LargeReads.Rent((int)_gathered);
+        int at = 0;
+        for (var piece = _first; piece is not null; piece = (Piece?)piece.Next)
+        {
+            piece.Memory.Span.CopyTo(joined.AsSpan(at));
+            at += piece.Memory.Length;
+        }
+
+        ReturnPieces();
+        _in = joined;
         _start = 0;
-        _end = length;
+        _end = at;
+    }
+
+    private void ReturnPieces()
+    {
+        for (var piece = _first; piece is not null; piece = (Piece?)piece.Next)
+        {
+            if (piece == _first)
+            {
+                ReturnRead(piece.Array);
+            }
+            else
+            {
+                Pieces.Return(piece.Array);
+            }
+        }
+
+        _first = _last = null;
+        _gathered = 0;
+        _packetSize = 0;
     }
 
     public override bool TryRead(out ReadResult result)
     {
         ObjectDisposedException.ThrowIf(_readerDone, this);
-        if ((_in is not null && !_examinedAll && _end > _start) || _ended)
+        if (HasUnexamined || _ended)
         {
             result = Buffered();
             return true;
@@ -164,6 +268,18 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
 
     public override void AdvanceTo(SequencePosition consumed, SequencePosition examined)
     {
+        if (_first is not null)
+        {
+            // Gathering: the packet at the front is not whole, so nothing of it can be consumed.
+            if (consumed.GetObject() is { } segment && (segment != _first || consumed.GetInteger() != 0))
+            {
+                throw new InvalidOperationException("AdvanceTo past a packet not yet whole");
+            }
+
+            _examinedAll = examined.GetObject() == _last && examined.GetInteger() == _last!.Memory.Length;
+            return;
+        }
+
         if (_in is null)
         {
             return;
@@ -206,6 +322,8 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
             _in = null;
         }
 
+        ReturnPieces();
+
         HalfDone();
     }
 
@@ -217,6 +335,38 @@ internal sealed class MqttSocketPipe : PipeReader, IDuplexPipe
         if (Interlocked.Increment(ref _halvesDone) == 2)
         {
             _socket.Dispose();
+        }
+    }
+
+    /// <summary>One read-sized piece of a packet still arriving: its bytes are <c>Array[Start..End]</c>.</summary>
+    private sealed class Piece : ReadOnlySequenceSegment<byte>
+    {
+        public Piece(byte[] array, int start, int end, long runningIndex)
+        {
+            Array = array;
+            Start = start;
+            End = end;
+            RunningIndex = runningIndex;
+            Memory = array.AsMemory(start, end - start);
+        }
+
+        public byte[] Array { get; }
+
+        public int Start { get; }
+
+        public int End { get; private set; }
+
+        public void Grow(int count)
+        {
+            End += count;
+            Memory = Array.AsMemory(Start, End - Start);
+        }
+
+        public Piece Append(byte[] array)
+        {
+            var next = new Piece(array, 0, 0, RunningIndex + Memory.Length);
+            Next = next;
+            return next;
         }
     }
 

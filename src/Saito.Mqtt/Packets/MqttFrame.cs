@@ -99,6 +99,30 @@ public static class MqttFrameReader
         return true;
     }
 
+    /// <summary>
+    /// The whole size of the packet that <paramref name="start"/> begins with, fixed header included, as its remaining
+    /// length says; 0 while the remaining length is not all there or is longer than four bytes. Checks nothing else
+    /// (<see cref="TryRead"/> does): a transport uses it to size a buffer for a packet still arriving.
+    /// </summary>
+    public static long PacketSize(ReadOnlySpan<byte> start)
+    {
+        long remaining = 0;
+        int multiplier = 1;
+        for (int index = 1; index < Math.Min(start.Length, 5); index++)
+        {
+            byte b = start[index];
+            remaining += (b & 0x7F) * (long)multiplier;
+            if ((b & 0x80) == 0)
+            {
+                return index + 1 + remaining;
+            }
+
+            multiplier *= 128;
+        }
+
+        return 0;
+    }
+
     private static void ValidateFixedHeader(byte header)
     {
         var type = (MqttPacketType)(header >> 4);

@@ -41,7 +41,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
             var clock = Stopwatch.StartNew();
             foreach (var connection in slow)
             {
-                await connection.SendRawAsync(PublishBeginning(saito.Broker.Options.MaxPacketSize - 16, sent: 1_000));
+                await connection.SendRawAsync(UnfinishedPublish.Beginning(saito.Broker.Options.MaxPacketSize - 16, 1_000));
             }
 
             var closes = slow.Select(async connection =>
@@ -88,7 +88,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public async Task Past_the_budget_for_unfinished_packets_the_connections_holding_the_most_are_closed()
+    public async Task Past_the_budget_for_unfinished_packets_the_connections_whose_packets_waited_longest_are_closed()
     {
         const int Budget = 1024 * 1024;
         const int Piece = 64 * 1024;
@@ -96,24 +96,25 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
         var held = new List<RawMqttConnection>();
         try
         {
-            // Under the budget: 8 x 64 KiB and one of 200 KiB are all held.
+            // Under the budget: 8 x 64 KiB and one of 200 KiB are all held, each counted (and so begun) after the one before.
             for (int i = 0; i < 8; i++)
             {
-                held.Add(await HoldAsync(saito, Piece));
+                held.Add(await HoldCountedAsync(saito, Piece));
             }
 
-            var largest = await HoldAsync(saito, 200 * 1024);
-            await Eventually.TrueAsync(() => saito.Broker.UnfinishedPacketBytes >= (8 * Piece) + (200 * 1024), "the nine unfinished packets are counted");
+            held.Add(await HoldCountedAsync(saito, 200 * 1024));
+            saito.Broker.UnfinishedPacketBytes.ShouldBe((8 * Piece) + (200 * 1024), "the nine unfinished packets are counted");
             saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxUnfinishedPacketBytes)).ShouldBe(0);
 
-            // Five more of 64 KiB pass the budget: the 200 KiB one goes, not the newest.
+            // Five more of 64 KiB pass the budget: the oldest goes, not the newest nor the largest.
             for (int i = 0; i < 5; i++)
             {
                 held.Add(await HoldAsync(saito, Piece));
             }
 
-            await largest.ExpectClosedAsync(TimeSpan.FromSeconds(5));
-            await held[^1].ExpectNothingAsync(TimeSpan.FromMilliseconds(300));
+            await held[0].ExpectClosedAsync(TimeSpan.FromSeconds(5));
+            await held[8].ExpectNothingAsync(TimeSpan.FromMilliseconds(300));
+            await held[^1].ExpectNothingAsync(TimeSpan.FromMilliseconds(10));
 
             // A flood of them past it: the count of bytes held stays within the budget, and so do the connections left.
             for (int i = 0; i < 20; i++)
@@ -121,18 +122,21 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
                 held.Add(await HoldAsync(saito, Piece));
             }
 
-            // 16 of 64 KiB fit: each of the 17 past that closes one.
+            // Each of the 20 past the budget closes the oldest, but once the 200 KiB one goes three fit again: 1 + 17.
             await Eventually.TrueAsync(() => saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxUnfinishedPacketBytes)) >= 1 + 17,
                 "a connection closed for each unfinished packet past the budget");
             await Eventually.TrueAsync(() => saito.Broker.UnfinishedPacketBytes <= Budget, "the bytes held come back within the budget");
             output.WriteLine($"budget {Budget} B: {saito.Broker.UnfinishedPacketBytes} B held at the end; " +
                              $"{saito.Broker.Metrics.LimitHits(nameof(MqttBrokerOptions.MaxUnfinishedPacketBytes))} connections closed for it");
 
-            // Whole packets still flow.
+            // A hub's packet larger than any of the flood's, arriving in pieces while the budget is full, still gets in.
             await using var hub = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
             (await hub.ConnectAsync(MqttProtocolVersion.V500, Id("hub"))).ReasonCode.ShouldBe((byte)0);
-            await hub.SendAsync(new PublishPacket { Topic = "hub/ok", Payload = new byte[100 * 1024], QoS = MqttQoS.AtLeastOnce, PacketId = 1 });
-            (await hub.ExpectAsync<PublishAckPacket>()).PacketId.ShouldBe((ushort)1);
+            for (ushort id = 1; id <= 3; id++)
+            {
+                await hub.SendAsync(new PublishPacket { Topic = "hub/ok", Payload = new byte[250 * 1024], QoS = MqttQoS.AtLeastOnce, PacketId = id });
+                (await hub.ExpectAsync<PublishAckPacket>()).PacketId.ShouldBe(id);
+            }
         }
         finally
         {
@@ -145,7 +149,9 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
 
     /// <summary>
     /// For the report (issue 32 asks for it; about a minute, so not in the regular run): process memory with 2,000
-    /// connections that each sent 250 KiB of a 260 KiB PUBLISH and stopped, against 2,000 idle ones.
+    /// connections that each sent 250 KiB of a 260 KiB PUBLISH and stopped, against 2,000 idle ones. The same on the
+    /// server as its own process, against Mosquitto: <c>Saito.LoadTest broker idle-connections --connections 2000
+    /// --slow-bytes 256000</c>.
     /// </summary>
     [Fact(Explicit = true)]
     public async Task Two_thousand_slow_connections_hold_under_100_MiB_more_than_two_thousand_idle_ones()
@@ -154,7 +160,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
         await using var saito = await SaitoBrokerInstance.StartAsync(["Logging:LogLevel:Saito.Mqtt=Error"]);
         var broker = new IPEndPoint(IPAddress.Loopback, saito.Port);
         byte[] connect = Wire.Encode(new ConnectPacket { ProtocolVersion = MqttProtocolVersion.V311, ClientId = string.Empty, CleanStart = true }, MqttProtocolVersion.V311);
-        byte[] slowBytes = PublishBeginning(saito.Broker.Options.MaxPacketSize - 16, sent: 250 * 1024);
+        byte[] slowBytes = UnfinishedPublish.Beginning(saito.Broker.Options.MaxPacketSize - 16, 250 * 1024);
 
         var idle = await OpenConnectedAsync(broker, connect, Count);
         long idleBytes = Settled();
@@ -179,7 +185,10 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
                 // Closed for the budget while sending.
             }
         });
-        await Eventually.TrueAsync(() => saito.Broker.UnfinishedPacketBytes <= saito.Broker.Options.MaxUnfinishedPacketBytes, "within the budget");
+        // Every byte sent is read: each connection left holds its 250 KiB, within the budget.
+        await Eventually.TrueAsync(() => saito.Broker.UnfinishedPacketBytes == saito.Broker.ConnectedClients * (long)slowBytes.Length
+                                         && saito.Broker.UnfinishedPacketBytes <= saito.Broker.Options.MaxUnfinishedPacketBytes,
+            "every byte sent is read, the budget kept", TimeSpan.FromSeconds(20));
         long slowBytesHeld = Settled();
         int open = saito.Broker.ConnectedClients;
         long slowManaged = GC.GetTotalMemory(true);
@@ -194,8 +203,10 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
             socket.Dispose();
         }
 
-        // What the broker holds (live objects) is asserted. The working set is printed, not asserted: after the budget closed
-        // most of them, the garbage collector keeps the memory their grown buffers took (about 150 MiB more on 2026-12-05).
+        // The process's memory: the 32 MiB budget held by the connections left, the pieces kept for reuse, and what the
+        // garbage collector keeps committed after the flood (70-91 MiB more than idle on 2026-12-05; 114-127 MiB with the
+        // buffers that doubled).
+        (slowBytesHeld - idleBytes).ShouldBeLessThan(100L * 1024 * 1024);
         (slowManaged - idleManaged).ShouldBeLessThan(100L * 1024 * 1024);
     }
 
@@ -233,28 +244,27 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
         return process.WorkingSet64;
     }
 
+    /// <summary>
+    /// <see cref="HoldAsync"/>, then waits until the broker has counted the bytes and its clock has moved on, so the next
+    /// packet held is younger (the order of the oldest-first rule, whatever the load on the machine).
+    /// </summary>
+    private static async Task<RawMqttConnection> HoldCountedAsync(SaitoBrokerInstance saito, int sent)
+    {
+        long before = saito.Broker.UnfinishedPacketBytes;
+        var connection = await HoldAsync(saito, sent);
+        await Eventually.TrueAsync(() => saito.Broker.UnfinishedPacketBytes == before + sent, "the broker counts the packet's bytes");
+        long counted = Environment.TickCount64;
+        await Eventually.TrueAsync(() => Environment.TickCount64 > counted, "a later tick");
+        return connection;
+    }
+
     /// <summary>A connected client whose unfinished PUBLISH holds <paramref name="sent"/> bytes (of a packet announced larger).</summary>
     private static async Task<RawMqttConnection> HoldAsync(SaitoBrokerInstance saito, int sent)
     {
         var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await connection.ConnectAsync(MqttProtocolVersion.V500, Id("held"), keepAliveSeconds: 0)).ReasonCode.ShouldBe((byte)0);
-        await connection.SendRawAsync(PublishBeginning(saito.Broker.Options.MaxPacketSize - 16, sent));
+        await connection.SendRawAsync(UnfinishedPublish.Beginning(saito.Broker.Options.MaxPacketSize - 16, sent));
         return connection;
     }
 
-    /// <summary>The first <paramref name="sent"/> bytes of a QoS 0 PUBLISH on "t" announcing <paramref name="announced"/> bytes in all.</summary>
-    private static byte[] PublishBeginning(int announced, int sent)
-    {
-        // Fixed header: type and flags, then the remaining length (3 bytes up to 2 MiB).
-        int remaining = announced - 4;
-        var bytes = new byte[sent];
-        bytes[0] = 0x30;
-        bytes[1] = (byte)((remaining & 0x7F) | 0x80);
-        bytes[2] = (byte)(((remaining >> 7) & 0x7F) | 0x80);
-        bytes[3] = (byte)(remaining >> 14);
-        bytes[4] = 0;
-        bytes[5] = 1;
-        bytes[6] = (byte)'t';
-        return bytes;
-    }
 }

@@ -27,7 +27,7 @@ public sealed class SocketTransportTests
         var (server, client) = await ConnectedPairAsync();
         using var peer = client;
         var pipe = new MqttSocketPipe(server);
-        var packet = Enumerable.Range(0, MqttSocketPipe.ReceiveSize * 12 + 7).Select(i => (byte)(i * 31)).ToArray();
+        var packet = UnfinishedPublish.Whole(MqttSocketPipe.ReceiveSize * 12 + 7);
 
         // Waiting for the first byte: nothing rented.
         var first = pipe.Input.ReadAsync(Ct);
@@ -62,6 +62,53 @@ public sealed class SocketTransportTests
         var ping = await next;
         ping.Buffer.ToArray().ShouldBe([0xC0, 0x00]);
         pipe.Input.AdvanceTo(ping.Buffer.End);
+        pipe.HoldsBuffer.ShouldBeFalse();
+
+        await pipe.Input.CompleteAsync();
+        await pipe.Output.CompleteAsync();
+    }
+
+    [Fact]
+    public async Task A_packet_begun_and_left_unfinished_holds_what_it_sent_not_a_buffer_for_what_it_announced()
+    {
+        var (server, client) = await ConnectedPairAsync();
+        using var peer = client;
+        var pipe = new MqttSocketPipe(server);
+
+        // 130 KiB of a 260 KiB PUBLISH (issue 32, item 6): buffers that doubled held 256 KiB for it.
+        const int Sent = 130 * 1024;
+        var packet = UnfinishedPublish.Whole(260 * 1024);
+        await peer.SendAsync(packet.AsMemory(0, Sent), SocketFlags.None, Ct);
+        var result = await pipe.Input.ReadAsync(Ct);
+        while (result.Buffer.Length < Sent)
+        {
+            pipe.Input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+            result = await pipe.Input.ReadAsync(Ct);
+        }
+
+        result.Buffer.ToArray().ShouldBe(packet[..Sent]);
+        pipe.Input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+        pipe.BufferBytes.ShouldBeLessThanOrEqualTo(Sent + MqttSocketPipe.ReceiveSize, "what was sent, rounded up to one read");
+
+        // Its last bytes in: one contiguous buffer, the bytes of the next packet after it.
+        var reading = pipe.Input.ReadAsync(Ct);
+        await peer.SendAsync(packet.AsMemory(Sent), SocketFlags.None, Ct);
+        await peer.SendAsync(new byte[] { 0xC0, 0x00 }, SocketFlags.None, Ct);
+        result = await reading;
+        while (result.Buffer.Length < packet.Length + 2)
+        {
+            pipe.Input.AdvanceTo(result.Buffer.Start, result.Buffer.End);
+            result = await pipe.Input.ReadAsync(Ct);
+        }
+
+        result.Buffer.IsSingleSegment.ShouldBeTrue("a whole packet is handed out in one buffer");
+        var buffer = result.Buffer;
+        MqttFrameReader.TryRead(ref buffer, int.MaxValue, out var frame).ShouldBeTrue();
+        frame.Size.ShouldBe(packet.Length);
+        frame.Body.ToArray().ShouldBe(packet[4..]);
+        MqttFrameReader.TryRead(ref buffer, int.MaxValue, out var ping).ShouldBeTrue();
+        ping.Type.ShouldBe(MqttPacketType.PingReq);
+        pipe.Input.AdvanceTo(buffer.Start);
         pipe.HoldsBuffer.ShouldBeFalse();
 
         await pipe.Input.CompleteAsync();
