@@ -113,7 +113,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
     /// each of which completes this: committed (or dead-lettered), refused, or abandoned when shutdown times out
     /// with the database unreachable (<see cref="IngestionStoppedException"/>). So the wait for the commit takes no
     /// token: registering one per message on the broker's shared stopping token, and the extra continuation it brings,
-    /// cost 14–18 % of Saito's CPU per reading on PostgreSQL at one reading per message (docs/benchmarks.md). The
+    /// cost 14–18 % of Saito's CPU per reading on PostgreSQL at one reading per message (benchmarks/results/HISTORY.md). The
     /// broker waits up to 5 s for publishes in flight when it stops, and the writers, which stop after it, end them.
     /// </summary>
     internal async Task<WriteOutcome> SubmitAsync(PendingMessage message, CancellationToken cancellationToken)

@@ -170,7 +170,7 @@ public sealed class MqttBrokerOptions
     /// Messages queued per session beyond the inflight window; past it new messages for that session are dropped and
     /// counted. 50,000 (10,000 before issue 15): a subscriber on <c>#</c> falls up to about 21,000 small readings behind
     /// in a server's first second while .NET compiles the hot paths, and catches up; with 10,000 it lost some in 8 of 12
-    /// cold starts at 128,000 msg/s, with 50,000 in none of 16 (docs/benchmarks.md). Memory stays bounded by
+    /// cold starts at 128,000 msg/s, with 50,000 in none of 16 (benchmarks/results/HISTORY.md). Memory stays bounded by
     /// <see cref="MaxQueuedBytesPerSession"/>, which a queue of 50,000 one-reading messages (about 10 MB) is under.
     /// </summary>
     [Range(1, 10_000_000)]

@@ -60,7 +60,7 @@ internal static class RegistryGlueExtensions
 /// The broker serves its first connections once the registry's migrations are done, or have failed (ingestion does
 /// not need the registry). On a fresh start they built Entity Framework's model and the registry's tables beside the
 /// first clients: on two cores that cost a QoS 1 subscriber 2 % of its messages in the first seconds
-/// (docs/benchmarks.md, "Start-up work beside the first clients").
+/// (benchmarks/results/HISTORY.md, "Start-up work beside the first clients").
 /// </summary>
 internal sealed class RegistryStartGate(RegistryMigrator migrator) : IMqttStartGate
 {

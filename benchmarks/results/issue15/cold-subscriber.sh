@@ -1,4 +1,4 @@
-# Cold subscriber runs (docs/benchmarks.md): a fresh Saito.Server per run, driven by the broker command with --endpoint.
+# Cold subscriber runs (benchmarks/results/HISTORY.md): a fresh Saito.Server per run, driven by the broker command with --endpoint.
 #   bash cold-subscriber.sh RATE MESSAGES_PER_PUBLISHER SERVER_DLL:MAX_QUEUED [SERVER_DLL:MAX_QUEUED ...]
 # e.g. bash cold-subscriber.sh 128000 120000 src/Saito.Server/bin/Release/net10.0/Saito.Server.dll:10000 /tmp/saito-r2r/Saito.Server.dll:10000
 # (run from the repository root; /tmp/saito-r2r from dotnet publish src/Saito.Server -c Release -p:PublishReadyToRun=true -o /tmp/saito-r2r)
