@@ -45,6 +45,7 @@ public sealed partial class MqttBroker
     private async Task RefuseAdmissionAsync(IDuplexPipe transport, MqttConnectionInfo info, string limit)
     {
         Metrics.LimitHit(limit);
+        Connections.Refused(limit);
 
         // A flood of refused connections must not become a flood of log lines: the first, then one in a thousand.
         if (Interlocked.Increment(ref _admissionsRefused) % 1000 == 1)

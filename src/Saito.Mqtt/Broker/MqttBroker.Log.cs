@@ -2,7 +2,7 @@ using Microsoft.Extensions.Logging;
 
 namespace Saito.Mqtt.Broker;
 
-// The broker's log lines ([LoggerMessage], event ids 1012-1029), apart from those of a connection (MqttServerConnection.Log.cs).
+// The broker's own log lines; a connection's are in MqttServerConnection.Log.cs, a session's in MqttSessionStore.cs.
 public sealed partial class MqttBroker
 {
     [LoggerMessage(1024, LogLevel.Warning,
@@ -24,10 +24,10 @@ public sealed partial class MqttBroker
     [LoggerMessage(1023, LogLevel.Error, "Waiting for start-up work ({Work}) failed; MQTT connections are served now")]
     private partial void LogGateFailed(Exception exception, string work);
 
-    [LoggerMessage(1013, LogLevel.Information, "Connection from {Remote} sent no CONNECT in time; closed")]
+    [LoggerMessage(1013, LogLevel.Debug, "Connection from {Remote} sent no CONNECT in time; closed")]
     private partial void LogConnectTimeout(string? remote);
 
-    [LoggerMessage(1014, LogLevel.Information, "{ClientId} silent for 1.5 x its keep-alive of {KeepAlive} s; closed")]
+    [LoggerMessage(1014, LogLevel.Debug, "{ClientId} silent for 1.5 x its keep-alive of {KeepAlive} s; closed")]
     private partial void LogKeepAliveTimeout(string clientId, long keepAlive);
 
     [LoggerMessage(1017, LogLevel.Warning, "Denied: {Identity} (client {ClientId}) may not subscribe to {Filter}")]
@@ -49,4 +49,9 @@ public sealed partial class MqttBroker
 
     [LoggerMessage(1016, LogLevel.Warning, "Connection from {Remote} closed at once: {Limit} reached ({Refused} refused so far)")]
     private partial void LogAdmissionRefused(string remote, string limit, long refused);
+
+    [LoggerMessage(1029, LogLevel.Information,
+        "MQTT connections in the last {Seconds} s: {Connected} connected, {Disconnected} disconnected ({TakenOver} taken over by a newer connection), " +
+        "{Refused} refused ({RefusedByReason}); {Open} open now")]
+    private partial void LogConnectionSummary(int seconds, long connected, long disconnected, long takenOver, long refused, string refusedByReason, long open);
 }

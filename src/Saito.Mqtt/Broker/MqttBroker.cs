@@ -37,6 +37,11 @@ public sealed partial class MqttBroker : BackgroundService
     private readonly ILogger<MqttBroker> _logger;
     private readonly CancellationTokenSource _stopping = new();
     private int _connectedCount;
+
+    // CONNECTs refused, in all, and when to warn about them (ConnectRefused); the summary's next report (Environment.TickCount64).
+    private long _connectsRefused;
+    private readonly ReportThrottle _connectRefusedReports = new(DropLogInterval);
+    private long _summaryDue;
     private readonly IMqttStartGate[] _gates;
 
     // Completes once every start gate has opened (or Mqtt:StartupWaitSeconds passed); connections are served after it.
@@ -60,6 +65,7 @@ public sealed partial class MqttBroker : BackgroundService
         _retained = new MqttRetainedMessageStore(Options, metrics);
         _wills = new MqttWills(this, logger);
         _pending = new PendingConnections(Options.MaxPendingConnections, Options.MaxPendingConnectionsPerAddress);
+        _summaryDue = Environment.TickCount64 + SummaryPeriodMs;
     }
 
     public MqttBrokerOptions Options { get; }
@@ -71,6 +77,11 @@ public sealed partial class MqttBroker : BackgroundService
     internal MqttTopicCache TopicCache { get; } = new();
 
     internal CancellationToken StoppingToken => _stopping.Token;
+
+    /// <summary>Connects, disconnects and refusals, summed up in the log every <see cref="MqttBrokerOptions.ConnectionSummarySeconds"/>.</summary>
+    internal ConnectionSummary Connections { get; } = new();
+
+    private long SummaryPeriodMs => Options.ConnectionSummarySeconds * 1000L;
 
     /// <summary>Clients connected now (CONNECT accepted).</summary>
     public int ConnectedClients => Volatile.Read(ref _connectedCount);
@@ -166,6 +177,20 @@ public sealed partial class MqttBroker : BackgroundService
     }
 
     internal void ReleaseConnectionSlot() => Interlocked.Decrement(ref _connectedCount);
+
+    /// <summary>
+    /// A CONNECT was refused with <paramref name="reason"/>: counted (metrics, the summary), and the level of its log line:
+    /// Warning for the first and then at most once per <see cref="DropLogInterval"/>, with <paramref name="since"/> refused
+    /// since the last warning; Debug for the others.
+    /// </summary>
+    internal LogLevel ConnectRefused(string reason, out long since, out long total)
+    {
+        Metrics.ConnectRefused();
+        Connections.Refused(reason);
+        total = Interlocked.Increment(ref _connectsRefused);
+        since = _connectRefusedReports.Due(total);
+        return since > 0 ? LogLevel.Warning : LogLevel.Debug;
+    }
 
     internal async ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttServerConnection connection, ConnectPacket connect, CancellationToken token)
     {
@@ -328,6 +353,15 @@ public sealed partial class MqttBroker : BackgroundService
         }
 
         _wills.Publish(_sessions.Expire(now));
+        if (now >= _summaryDue)
+        {
+            _summaryDue = now + SummaryPeriodMs;
+            if (Connections.Take() is { } report)
+            {
+                LogConnectionSummary(Options.ConnectionSummarySeconds, report.Connected, report.Disconnected, report.TakenOver, report.RefusedTotal,
+                    report.RefusedByReason, report.Open);
+            }
+        }
     }
 
     public override async Task StopAsync(CancellationToken cancellationToken)
