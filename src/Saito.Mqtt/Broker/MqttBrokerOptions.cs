@@ -180,6 +180,13 @@ public sealed class MqttBrokerOptions
     [Range(0, 65535)]
     public int TopicAliasMaximum { get; set; } = 64;
 
+    /// <summary>
+    /// How often, in seconds, the log gets a line at Information that sums up the connections (connected, disconnected,
+    /// refused by reason, open now), and only when one of them changed; each connection's own lines are at Debug.
+    /// </summary>
+    [Range(1, 86_400, ErrorMessage = "Mqtt:ConnectionSummarySeconds must be between 1 and 86400 (a day): how often, in seconds, the summary of MQTT connections is logged.")]
+    public int ConnectionSummarySeconds { get; set; } = 60;
+
     /// <summary>Seconds a new connection has to send CONNECT.</summary>
     [Range(1, 3600)]
     public int ConnectTimeoutSeconds { get; set; } = 10;
