@@ -2,6 +2,7 @@ using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
 using Saito.Live;
 using Saito.Live.Analytics;
+using Saito.Live.Classroom;
 using Saito.Readings;
 using Saito.Registry.Data;
 using Saito.Server.Api;

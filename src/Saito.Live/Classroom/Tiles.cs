@@ -1,4 +1,4 @@
-namespace Saito.Server.Dashboard;
+namespace Saito.Live.Classroom;
 
 /// <summary>
 /// One student's tile as the dashboards receive it (JSON over SignalR, camelCase). Blood pressure is left out
@@ -41,36 +41,6 @@ public sealed record SeatView(bool Occupied, DateTimeOffset? Since, double Total
 /// <summary>A device of the student's: what it is, when it last sent a reading, and whether it has gone silent.</summary>
 public sealed record DeviceView(int DeviceId, string Serial, string? Kind, DateTimeOffset? LastReading, bool Silent);
 
-/// <summary>An alert as dashboards and the history page show it.</summary>
-public sealed record AlertView(
-    Guid Id,
-    int OwnerId,
-    string StudentName,
-    string Kind,
-    string Title,
-    int Level,
-    string LevelName,
-    double? Value,
-    string Detail,
-    DateTimeOffset RaisedAt,
-    DateTimeOffset? AcknowledgedAt,
-    string? AcknowledgedBy,
-    DateTimeOffset? ClearedAt);
-
-/// <summary>What a dashboard gets when it starts watching a class.</summary>
-public sealed record ClassLive(int ClassId, string Name, string? Room, LiveSessionView? Session, IReadOnlyList<TileView> Tiles, IReadOnlyList<AlertView> Alerts, bool SeesBloodPressure, LiveHealthView Health);
-
-public sealed record LiveSessionView(int Id, DateTimeOffset StartsAt, DateTimeOffset EndsAt);
-
-/// <summary>Whether the live view is keeping up: readings skipped because it fell behind, and its backlog.</summary>
-public sealed record LiveHealthView(long SkippedReadings, long Backlog);
-
-internal static class LevelNames
-{
-    public static string Name(int level) => level switch
-    {
-        0 => "in the room",
-        1 => "escalated to the teacher",
-        _ => "escalated to admins",
-    };
-}
+/// <summary>The tiles of one class that changed since the last push: all of them for those who see blood pressure, and
+/// those whose view changed for those who do not (<see cref="LiveTile.SameView"/>; possibly none).</summary>
+public sealed record ClassTiles(int ClassId, IReadOnlyList<TileView> Full, IReadOnlyList<TileView> WithoutBloodPressure);

@@ -1,13 +1,13 @@
 using Saito.Readings;
 
-namespace Saito.Server.Dashboard;
+namespace Saito.Live.Classroom;
 
 /// <summary>
 /// A student's latest vitals and when each device last sent something, as the live tile shows them, kept so that a
 /// viewer who may not see blood pressure learns nothing of it: not its values, and not when it was measured (issue 32,
 /// item 9). Heart rate and skin temperature on one side and blood pressure on the other each keep their own time; a
 /// reading that carried only blood pressure moves neither "vitals at" nor a device's last reading for such a viewer.
-/// No clock, no I/O: the live view's thread feeds it (<see cref="LiveClassroom"/>).
+/// No clock, no I/O: <see cref="LiveView"/> feeds it.
 /// </summary>
 public sealed class TileVitals
 {
