@@ -123,15 +123,15 @@ internal sealed partial class ScheduledArchiver(
         }
     }
 
-    [LoggerMessage(3001, LogLevel.Information, "Next scheduled archive run at {Next:u}: readings older than {OlderThan}")]
+    [LoggerMessage(5301, LogLevel.Information, "Next scheduled archive run at {Next:u}: readings older than {OlderThan}")]
     private partial void LogNext(DateTimeOffset next, TimeSpan olderThan);
 
-    [LoggerMessage(3002, LogLevel.Information, "Scheduled archive run moved {Rows} readings older than {Cutoff:u} in {Seconds:F1} s ({RowsPerSecond:F0} rows/s)")]
+    [LoggerMessage(5302, LogLevel.Information, "Scheduled archive run moved {Rows} readings older than {Cutoff:u} in {Seconds:F1} s ({RowsPerSecond:F0} rows/s)")]
     private partial void LogDone(long rows, DateTime cutoff, double seconds, double rowsPerSecond);
 
-    [LoggerMessage(3003, LogLevel.Error, "Scheduled archive run finished with {Count} failure(s); the next run resumes what is unfinished: {Failures}")]
+    [LoggerMessage(5303, LogLevel.Error, "Scheduled archive run finished with {Count} failure(s); the next run resumes what is unfinished: {Failures}")]
     private partial void LogFailed(int count, string failures);
 
-    [LoggerMessage(3004, LogLevel.Error, "Scheduled archive run failed; the next run resumes what is unfinished")]
+    [LoggerMessage(5304, LogLevel.Error, "Scheduled archive run failed; the next run resumes what is unfinished")]
     private partial void LogCrashed(Exception exception);
 }

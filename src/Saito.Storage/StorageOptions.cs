@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Saito.Storage.Keys;
+using Saito.Readings.Configuration;
 
 namespace Saito.Storage;
 

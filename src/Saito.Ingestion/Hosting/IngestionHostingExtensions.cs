@@ -8,7 +8,7 @@ using Saito.Payloads;
 using Saito.Ingestion.Pipeline;
 using Saito.Mqtt.Broker;
 using Saito.Storage;
-using Saito.Storage.Keys;
+using Saito.Readings.Configuration;
 
 namespace Saito.Ingestion.Hosting;
 

@@ -3,6 +3,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Saito.Storage;
+using Saito.Mqtt;
 
 namespace Saito.Ingestion.Pipeline;
 
@@ -16,7 +17,7 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
     : BackgroundService
 {
     private ConcurrentDictionary<int, long> _seen = new();
-    private readonly Saito.Mqtt.Broker.ReportThrottle _heldReports = new(StorageResilience.LogInterval);
+    private readonly ReportThrottle _heldReports = new(StorageResilience.LogInterval);
     private long _held;
 
     /// <summary>Notes that <paramref name="deviceId"/> sent something now.</summary>

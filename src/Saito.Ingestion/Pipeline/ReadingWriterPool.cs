@@ -4,7 +4,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Polly;
-using Saito.Mqtt.Broker;
+using Saito.Mqtt;
 using Saito.Storage;
 using Saito.Readings;
 

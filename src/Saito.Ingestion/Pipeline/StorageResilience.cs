@@ -1,7 +1,7 @@
 using Microsoft.Extensions.Logging;
 using Polly;
 using Polly.Retry;
-using Saito.Mqtt.Broker;
+using Saito.Mqtt;
 using Saito.Storage;
 
 namespace Saito.Ingestion.Pipeline;

@@ -50,6 +50,6 @@ internal sealed partial class ArchiverLagSampler(
         }
     }
 
-    [LoggerMessage(3101, LogLevel.Warning, "Could not look up the oldest hot {Kind} reading for saito.archiver.lag; keeping the last figure")]
+    [LoggerMessage(5310, LogLevel.Warning, "Could not look up the oldest hot {Kind} reading for saito.archiver.lag; keeping the last figure")]
     private partial void LogSampleFailed(Exception exception, string kind);
 }

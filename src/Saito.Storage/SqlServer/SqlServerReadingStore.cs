@@ -254,6 +254,6 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     internal static Task<SqlConnection> OpenConnectionAsync(string connectionString, CancellationToken cancellationToken) =>
         SqlServerDataSource.OpenConnectionAsync(connectionString, cancellationToken);
 
-    [LoggerMessage(3102, LogLevel.Debug, "{Count} device(s) registered concurrently by another writer (attempt {Attempt}); registering them again")]
+    [LoggerMessage(4302, LogLevel.Debug, "{Count} device(s) registered concurrently by another writer (attempt {Attempt}); registering them again")]
     private partial void LogRegisterRace(int count, int attempt);
 }

@@ -1,11 +1,11 @@
 using System.Globalization;
 using System.Text;
 
-namespace Saito.Benchmarks;
+namespace Saito.Testing;
 
 /// <summary>
-/// Typical hub messages for the parsing benchmarks, also compiled into tests/Saito.Ingestion.Tests, whose
-/// ParsingAllocationTests hold the zero-allocation goal on the same messages.
+/// Typical hub messages, shared by the parsing benchmarks and Saito.Ingestion.Tests' ParsingAllocationTests, so the
+/// zero-allocation goal is held on the messages the benchmarks measure.
 /// </summary>
 public static class ParsingWorkload
 {

@@ -1,4 +1,4 @@
-namespace Saito.Mqtt.Broker;
+namespace Saito.Mqtt;
 
 /// <summary>
 /// When a repeated warning is due: the first time, then at most once per interval, with how many happened since the

@@ -1,7 +1,7 @@
 using System.ComponentModel;
 using System.Globalization;
 
-namespace Saito.Storage.Keys;
+namespace Saito.Readings.Configuration;
 
 /// <summary>
 /// Lets configuration name enum values as they are written in docs: <c>sequential-guid</c>, <c>sqlserver</c>,
