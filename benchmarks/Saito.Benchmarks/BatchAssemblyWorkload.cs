@@ -140,6 +140,7 @@ internal sealed class WriterPoolRig : IAsyncDisposable
         services.AddSingleton<IngestionMetrics>();
         services.AddSingleton<StorageHealth>();
         services.AddSingleton<StorageResilience>();
+        services.AddSingleton<DeviceHubs>();
         services.AddSingleton<DeviceRegistry>();
         services.AddSingleton<ReadingWriterPool>();
 

@@ -46,7 +46,9 @@ public static class IngestionHostingExtensions
         services.AddOptions<DiskSpaceOptions>().BindConfiguration(DiskSpaceOptions.SectionName).ValidateOnStart();
         services.AddSingleton<IValidateOptions<DiskSpaceOptions>, DiskSpaceOptionsValidator>();
         services.AddSingleton<DiskSpaceGuard>();
+        services.AddSingleton<DeviceHubs>();
         services.AddSingleton<DeviceRegistry>();
+        services.AddSingleton<HubSiteRules>();
         services.AddSingleton(sp => new ReadingParser(sp.GetRequiredService<IOptions<IngestionOptions>>().Value, sp.GetRequiredService<TimeProvider>()));
         services.AddSingleton<ReadingWriterPool>();
         services.AddHostedService(sp => sp.GetRequiredService<ReadingWriterPool>());
