@@ -35,6 +35,7 @@ public sealed partial class MessageIngestor
     private readonly ReadingParser _parser;
     private readonly DeviceRegistry _registry;
     private readonly ReadingWriterPool _writers;
+    private readonly StorageStartup _storage;
     private readonly IngestionMetrics _metrics;
     private readonly ILogger<MessageIngestor> _logger;
     private readonly ICheckInRecorder? _checkIns;
@@ -48,7 +49,7 @@ public sealed partial class MessageIngestor
     private int _loggedInWindow;
     private int _suppressedInWindow;
 
-    public MessageIngestor(ReadingParser parser, DeviceRegistry registry, ReadingWriterPool writers, IngestionMetrics metrics,
+    public MessageIngestor(ReadingParser parser, DeviceRegistry registry, ReadingWriterPool writers, StorageStartup storage, IngestionMetrics metrics,
         IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null, DeviceActivity? activity = null,
         IHubSites? sites = null)
     {
@@ -60,6 +61,7 @@ public sealed partial class MessageIngestor
         _parser = parser;
         _registry = registry;
         _writers = writers;
+        _storage = storage;
         _metrics = metrics;
         _logger = logger;
         _prefix = options.Value.TopicPrefix;
@@ -73,12 +75,12 @@ public sealed partial class MessageIngestor
             return IngestResult.NotOurs;
         }
 
-        if (!_writers.Ready.IsCompletedSuccessfully)
+        if (!_storage.Ready.IsCompletedSuccessfully)
         {
             // A hub that publishes while Saito is still creating its tables or loading its devices waits for that,
             // rather than having a new serial registered against a table that is not there yet (a refusal the hub
             // must resend). If preparing the database failed, this throws and the message is not acknowledged.
-            await _writers.Ready.WaitAsync(cancellationToken);
+            await _storage.Ready.WaitAsync(cancellationToken);
         }
 
         _metrics.Message();
