@@ -67,7 +67,7 @@ internal sealed class ArchiveScheduleOptionsValidator : IValidateOptions<Archive
 /// <summary>Runs the archive job on <see cref="ArchiveScheduleOptions"/>'s schedule; a failed run is logged and the next one tries again.</summary>
 internal sealed partial class ScheduledArchiver(
     IOptions<ArchiveScheduleOptions> schedule, IOptions<ArchiverOptions> archiver, IOptions<StorageOptions> storage,
-    ReadingWriterPool writers, TimeProvider time, ILoggerFactory loggerFactory, ILogger<ScheduledArchiver> logger) : BackgroundService
+    StorageStartup startup, TimeProvider time, ILoggerFactory loggerFactory, ILogger<ScheduledArchiver> logger) : BackgroundService
 {
     /// <summary>Runs finished since start (for tests and logs).</summary>
     public int CompletedRuns { get; private set; }
@@ -80,7 +80,7 @@ internal sealed partial class ScheduledArchiver(
             return;
         }
 
-        await writers.Ready.WaitAsync(stoppingToken);
+        await startup.Ready.WaitAsync(stoppingToken);
         while (!stoppingToken.IsCancellationRequested)
         {
             var next = options.NextRun(time.GetUtcNow());

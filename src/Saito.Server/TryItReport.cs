@@ -13,7 +13,7 @@ namespace Saito.Server;
 /// can paste: one that stores a reading, one that shows it stored.
 /// </summary>
 internal sealed partial class TryItReport(
-    IHostApplicationLifetime lifetime, ReadingWriterPool writers, IServiceProvider services, IOptions<StorageOptions> storage,
+    IHostApplicationLifetime lifetime, StorageStartup startup, IServiceProvider services, IOptions<StorageOptions> storage,
     IOptions<IngestionOptions> ingestion, DataLocation data, ILogger<TryItReport> logger) : IHostedService
 {
     public Task StartAsync(CancellationToken cancellationToken)
@@ -25,7 +25,7 @@ internal sealed partial class TryItReport(
         }
 
         // And once the broker serves connections (it lets the registry's start-up work finish first), so the pasted line is answered at once.
-        lifetime.ApplicationStarted.Register(() => _ = Task.WhenAll(writers.Ready, services.GetService<MqttBroker>()?.Served ?? Task.CompletedTask).ContinueWith(
+        lifetime.ApplicationStarted.Register(() => _ = Task.WhenAll(startup.Ready, services.GetService<MqttBroker>()?.Served ?? Task.CompletedTask).ContinueWith(
             ready =>
             {
                 if (ready.IsCompletedSuccessfully)

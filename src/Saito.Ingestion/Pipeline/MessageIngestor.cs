@@ -36,6 +36,7 @@ public sealed partial class MessageIngestor
     private readonly DeviceRegistry _registry;
     private readonly HubSiteRules _siteRules;
     private readonly ReadingWriterPool _writers;
+    private readonly StorageStartup _storage;
     private readonly IngestionMetrics _metrics;
     private readonly ILogger<MessageIngestor> _logger;
     private readonly ICheckInRecorder? _checkIns;
@@ -48,7 +49,7 @@ public sealed partial class MessageIngestor
     private int _loggedInWindow;
     private int _suppressedInWindow;
 
-    public MessageIngestor(ReadingParser parser, DeviceRegistry registry, HubSiteRules siteRules, ReadingWriterPool writers, IngestionMetrics metrics,
+    public MessageIngestor(ReadingParser parser, DeviceRegistry registry, HubSiteRules siteRules, ReadingWriterPool writers, StorageStartup storage, IngestionMetrics metrics,
         IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null, DeviceActivity? activity = null)
     {
         ArgumentNullException.ThrowIfNull(options);
@@ -57,6 +58,7 @@ public sealed partial class MessageIngestor
         _registry = registry;
         _siteRules = siteRules;
         _writers = writers;
+        _storage = storage;
         _metrics = metrics;
         _logger = logger;
         _checkIns = checkIns;
@@ -99,9 +101,9 @@ public sealed partial class MessageIngestor
     /// </summary>
     private async ValueTask WhenStorageReadyAsync(CancellationToken cancellationToken)
     {
-        if (!_writers.Ready.IsCompletedSuccessfully)
+        if (!_storage.Ready.IsCompletedSuccessfully)
         {
-            await _writers.Ready.WaitAsync(cancellationToken);
+            await _storage.Ready.WaitAsync(cancellationToken);
         }
     }
 

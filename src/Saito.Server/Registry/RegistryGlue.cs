@@ -6,12 +6,6 @@ using Saito.Registry.Hosting;
 
 namespace Saito.Server.Registry;
 
-/// <summary>The registry migrates once the writer pool has made the storage schema (the device table it references).</summary>
-internal sealed class WriterPoolStorageReady(ReadingWriterPool writers) : IStorageReady
-{
-    public Task WaitAsync(CancellationToken cancellationToken) => writers.Ready.WaitAsync(cancellationToken);
-}
-
 /// <summary>Check-ins from fingerprint readers (MQTT) into the registry; committed before the message is acknowledged.</summary>
 internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryMigrator migrator, Dashboard.LiveSignal live) : ICheckInRecorder
 {
@@ -43,13 +37,13 @@ internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryM
 internal static class RegistryGlueExtensions
 {
     /// <summary>
-    /// The registry, joined to ingestion: it waits for the storage schema, takes the readers' check-ins, and the broker
-    /// serves its first connections once it is migrated.
+    /// The registry, joined to ingestion: it migrates after the storage start-up step (the <c>IStorageReady</c>
+    /// <c>AddSaitoIngestion</c> registers), takes the readers' check-ins, and the broker serves its first connections
+    /// once it is migrated.
     /// </summary>
     public static IHostApplicationBuilder AddSaitoRegistryGlue(this IHostApplicationBuilder builder)
     {
         builder.AddSaitoRegistry();
-        builder.Services.AddSingleton<IStorageReady, WriterPoolStorageReady>();
         builder.Services.AddSingleton<ICheckInRecorder, RegistryCheckInRecorder>();
         builder.Services.AddSingleton<IMqttStartGate, RegistryStartGate>();
         return builder;

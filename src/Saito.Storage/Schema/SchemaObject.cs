@@ -21,7 +21,7 @@ public enum SchemaObjectKind
 /// <summary>
 /// One object of a database's schema: its name, the tier that holds it, a comment for the person who reads the
 /// script, and the statement that creates it when missing (idempotent: <c>IF NOT EXISTS</c> or <c>OR REPLACE</c>).
-/// A store's <see cref="IReadingStore.EnsureSchemaAsync"/> runs <see cref="CreateSql"/> for the objects it does not
+/// A store's <see cref="IStorageSchema.EnsureSchemaAsync"/> runs <see cref="CreateSql"/> for the objects it does not
 /// find; the scripts in <c>sql/</c> are the same objects written out by <see cref="SchemaScript"/>.
 /// </summary>
 public sealed record SchemaObject(string Name, SchemaObjectKind Kind, StorageTier Tier, string Comment, string CreateSql);

@@ -223,7 +223,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     public override void ConnectionsLost() => Microsoft.Data.SqlClient.SqlConnection.ClearAllPools();
 
     /// <summary>Little to release: connections go back to SqlClient's pools when each call ends.</summary>
-    public override async ValueTask DisposeAsync()
+    private protected override async ValueTask DisposeCoreAsync()
     {
         await _source.DisposeAsync();
         await _queries.DisposeAsync();

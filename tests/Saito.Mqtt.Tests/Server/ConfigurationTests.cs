@@ -56,7 +56,7 @@ public sealed class ConfigurationTests
         await using var saito = await SaitoBrokerInstance.StartAsync();
         // Storage reports Unhealthy ("preparing the database") until the schema is in place, which on a slow machine
         // can be after the HTTP port opens: ask once it is ready.
-        await saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.ReadingWriterPool>().Ready
+        await saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.StorageStartup>().Ready
             .WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
         (await client.ConnectAsync(Packets.MqttProtocolVersion.V500, "health-probe")).ReasonCode.ShouldBe((byte)0);

@@ -77,7 +77,7 @@ public sealed class QuietLogTests
     {
         var logs = new CapturedLog(LogLevel.Warning);
         await using var saito = await SaitoBrokerInstance.StartAsync(configure: builder => builder.Logging.AddProvider(logs));
-        await saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(30), Token);
+        await saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.StorageStartup>().Ready.WaitAsync(TimeSpan.FromSeconds(60), Token);
 
         using var http = new HttpClient();
         using var health = await http.GetAsync(new Uri($"http://127.0.0.1:{saito.HttpPort}/health"), Token);
