@@ -245,6 +245,10 @@ dotnet test "$test_target" -c Release --no-build \
 step "Results ($results_dir)"
 summary_rc=0
 /usr/bin/python3 "$repo_root/scripts/trx_summary.py" "$results_dir" || summary_rc=$?
-if [[ $test_rc -ne 0 || $summary_rc -ne 0 ]]; then
+# A link into the docs that no longer resolves (a moved file, a renamed heading) fails the run like a test.
+step "Links in README.md, docs/ and benchmarks/"
+links_rc=0
+/usr/bin/python3 "$repo_root/scripts/check-doc-links.py" || links_rc=$?
+if [[ $test_rc -ne 0 || $summary_rc -ne 0 || $links_rc -ne 0 ]]; then
   exit 1
 fi

@@ -17,12 +17,10 @@ namespace Saito.Benchmarks;
 /// Server's store does not sort: it derives each row's key as SqlBulkCopy reads it (see
 /// <see cref="KeyDerivationBenchmarks"/>).
 /// </summary>
-internal sealed class OrderingStore(KeyStrategy keys) : IReadingStore
+internal sealed class OrderingStore(KeyStrategy keys) : IReadingWriter
 {
     private long _batches;
     private long _readings;
-
-    public StorageProvider Provider => StorageProvider.Postgres;
 
     public KeyStrategy KeyStrategy { get; } = keys;
 
@@ -64,44 +62,11 @@ internal sealed class OrderingStore(KeyStrategy keys) : IReadingStore
         return Task.FromResult(new BatchWriteResult(batch.ReadingCount, 0, batch.DeadLetters.Count));
     }
 
-    public string Describe() => $"the benchmark's ordering-only store ({KeyStrategy} keys)";
-
-    public Task<SchemaReport> EnsureSchemaAsync(CancellationToken cancellationToken) =>
-        Task.FromResult(new SchemaReport([], ["readings (in memory)"]));
-
-    public Task<IReadOnlyDictionary<string, int>> LoadDevicesAsync(CancellationToken cancellationToken) =>
-        Task.FromResult<IReadOnlyDictionary<string, int>>(new Dictionary<string, int>());
-
-    public Task<int> RegisterDeviceAsync(string serial, DeviceAnnouncement? announcement, CancellationToken cancellationToken) =>
-        throw new NotSupportedException("the batch benchmarks register no devices");
-
-    public Task<IReadOnlyList<RegisteredDevice>> RegisterDevicesAsync(IReadOnlyList<DeviceRegistration> devices, CancellationToken cancellationToken) =>
-        throw new NotSupportedException("the batch benchmarks register no devices");
-
-    public Task<IReadOnlyDictionary<string, string>> LoadDeviceHubsAsync(string? serial, CancellationToken cancellationToken) =>
-        Task.FromResult<IReadOnlyDictionary<string, string>>(new Dictionary<string, string>());
-
-    public Task<long> CountAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken) =>
-        throw new NotSupportedException();
-
-    public Task<IReadOnlyList<Reading>> ReadAsync(ReadingKind kind, StorageTier tier, int deviceId, CancellationToken cancellationToken) =>
-        throw new NotSupportedException();
-
-    public Task<DateTime?> OldestAsync(ReadingKind kind, StorageTier tier, CancellationToken cancellationToken) =>
-        throw new NotSupportedException();
-
-    public Task<IReadOnlyList<DeadLetter>> ReadDeadLettersAsync(int limit, CancellationToken cancellationToken) =>
-        throw new NotSupportedException();
-
-    public Task PingAsync(CancellationToken cancellationToken) => Task.CompletedTask;
-
     public bool IsTransient(Exception exception) => false;
-
-    public ValueTask DisposeAsync() => ValueTask.CompletedTask;
 }
 
 /// <summary>
-/// A real <see cref="ReadingWriterPool"/> (with its <see cref="DeviceRegistry"/>, <see cref="StorageResilience"/>,
+/// A real <see cref="ReadingWriterPool"/> (with its <see cref="StorageResilience"/>,
 /// <see cref="StorageHealth"/> and <see cref="IngestionMetrics"/>, registered as <c>AddSaitoIngestion</c> does)
 /// writing to an <see cref="OrderingStore"/>: one writer, batches of <see cref="ReadingWorkload.BatchSize"/>
 /// readings, the default batch age and queue capacity. One writer is SQLite's default, and it makes each batch
@@ -114,7 +79,7 @@ internal sealed class WriterPoolRig : IAsyncDisposable
     private WriterPoolRig(ServiceProvider services)
     {
         _services = services;
-        Store = (OrderingStore)services.GetRequiredService<IReadingStore>();
+        Store = (OrderingStore)services.GetRequiredService<IReadingWriter>();
         Pool = services.GetRequiredService<ReadingWriterPool>();
     }
 
@@ -136,16 +101,14 @@ internal sealed class WriterPoolRig : IAsyncDisposable
             o.Writers = 1;
             o.BatchSize = ReadingWorkload.BatchSize;
         });
-        services.AddSingleton<IReadingStore>(new OrderingStore(keys));
+        services.AddSingleton<IReadingWriter>(new OrderingStore(keys));
         services.AddSingleton<IngestionMetrics>();
         services.AddSingleton<StorageHealth>();
         services.AddSingleton<StorageResilience>();
-        services.AddSingleton<DeviceRegistry>();
         services.AddSingleton<ReadingWriterPool>();
 
         var rig = new WriterPoolRig(services.BuildServiceProvider());
         await rig.Pool.StartAsync(CancellationToken.None);
-        await rig.Pool.Ready.WaitAsync(TimeSpan.FromSeconds(30));
         return rig;
     }
 

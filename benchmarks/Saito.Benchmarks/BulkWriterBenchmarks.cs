@@ -7,7 +7,7 @@ using Saito.Readings;
 namespace Saito.Benchmarks;
 
 /// <summary>
-/// <see cref="IReadingStore.WriteAsync"/>, one writer, committing <see cref="BulkWriterWorkload.BatchSize"/> new
+/// <see cref="IReadingWriter.WriteAsync"/>, one writer, committing <see cref="BulkWriterWorkload.BatchSize"/> new
 /// biosensor readings per invocation in one transaction (natural key). <c>OperationsPerInvoke</c> makes Mean and
 /// Allocated per reading: <c>1e9 / Mean</c> is readings per second for one writer, commit (and its fsync) included.
 /// <para>

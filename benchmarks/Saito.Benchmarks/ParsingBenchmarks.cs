@@ -2,6 +2,7 @@ using BenchmarkDotNet.Attributes;
 using Saito.Ingestion;
 using Saito.Payloads;
 using Saito.Readings;
+using Saito.Testing;
 
 namespace Saito.Benchmarks;
 

@@ -1,4 +1,5 @@
 using Saito.Readings;
+using Saito.Testing;
 
 namespace Saito.Benchmarks;
 

@@ -67,7 +67,7 @@ internal sealed class ArchiveScheduleOptionsValidator : IValidateOptions<Archive
 /// <summary>Runs the archive job on <see cref="ArchiveScheduleOptions"/>'s schedule; a failed run is logged and the next one tries again.</summary>
 internal sealed partial class ScheduledArchiver(
     IOptions<ArchiveScheduleOptions> schedule, IOptions<ArchiverOptions> archiver, IOptions<StorageOptions> storage,
-    ReadingWriterPool writers, TimeProvider time, ILoggerFactory loggerFactory, ILogger<ScheduledArchiver> logger) : BackgroundService
+    StorageStartup startup, TimeProvider time, ILoggerFactory loggerFactory, ILogger<ScheduledArchiver> logger) : BackgroundService
 {
     /// <summary>Runs finished since start (for tests and logs).</summary>
     public int CompletedRuns { get; private set; }
@@ -80,7 +80,7 @@ internal sealed partial class ScheduledArchiver(
             return;
         }
 
-        await writers.Ready.WaitAsync(stoppingToken);
+        await startup.Ready.WaitAsync(stoppingToken);
         while (!stoppingToken.IsCancellationRequested)
         {
             var next = options.NextRun(time.GetUtcNow());
@@ -123,15 +123,15 @@ internal sealed partial class ScheduledArchiver(
         }
     }
 
-    [LoggerMessage(3001, LogLevel.Information, "Next scheduled archive run at {Next:u}: readings older than {OlderThan}")]
+    [LoggerMessage(5301, LogLevel.Information, "Next scheduled archive run at {Next:u}: readings older than {OlderThan}")]
     private partial void LogNext(DateTimeOffset next, TimeSpan olderThan);
 
-    [LoggerMessage(3002, LogLevel.Information, "Scheduled archive run moved {Rows} readings older than {Cutoff:u} in {Seconds:F1} s ({RowsPerSecond:F0} rows/s)")]
+    [LoggerMessage(5302, LogLevel.Information, "Scheduled archive run moved {Rows} readings older than {Cutoff:u} in {Seconds:F1} s ({RowsPerSecond:F0} rows/s)")]
     private partial void LogDone(long rows, DateTime cutoff, double seconds, double rowsPerSecond);
 
-    [LoggerMessage(3003, LogLevel.Error, "Scheduled archive run finished with {Count} failure(s); the next run resumes what is unfinished: {Failures}")]
+    [LoggerMessage(5303, LogLevel.Error, "Scheduled archive run finished with {Count} failure(s); the next run resumes what is unfinished: {Failures}")]
     private partial void LogFailed(int count, string failures);
 
-    [LoggerMessage(3004, LogLevel.Error, "Scheduled archive run failed; the next run resumes what is unfinished")]
+    [LoggerMessage(5304, LogLevel.Error, "Scheduled archive run failed; the next run resumes what is unfinished")]
     private partial void LogCrashed(Exception exception);
 }

@@ -13,7 +13,7 @@ namespace Saito.Server;
 /// can paste: one that stores a reading, one that shows it stored.
 /// </summary>
 internal sealed partial class TryItReport(
-    IHostApplicationLifetime lifetime, ReadingWriterPool writers, IServiceProvider services, IOptions<StorageOptions> storage,
+    IHostApplicationLifetime lifetime, StorageStartup startup, IServiceProvider services, IOptions<StorageOptions> storage,
     IOptions<IngestionOptions> ingestion, DataLocation data, ILogger<TryItReport> logger) : IHostedService
 {
     public Task StartAsync(CancellationToken cancellationToken)
@@ -25,7 +25,7 @@ internal sealed partial class TryItReport(
         }
 
         // And once the broker serves connections (it lets the registry's start-up work finish first), so the pasted line is answered at once.
-        lifetime.ApplicationStarted.Register(() => _ = Task.WhenAll(writers.Ready, services.GetService<MqttBroker>()?.Served ?? Task.CompletedTask).ContinueWith(
+        lifetime.ApplicationStarted.Register(() => _ = Task.WhenAll(startup.Ready, services.GetService<MqttBroker>()?.Served ?? Task.CompletedTask).ContinueWith(
             ready =>
             {
                 if (ready.IsCompletedSuccessfully)
@@ -74,20 +74,20 @@ internal sealed partial class TryItReport(
         LogTryShow(show);
     }
 
-    [LoggerMessage(1204, LogLevel.Information, "Saito keeps its files in {DataPath} unless a setting names another path (Storage:DataPath, Storage:HotPath, ...)")]
+    [LoggerMessage(5204, LogLevel.Information, "Saito keeps its files in {DataPath} unless a setting names another path (Storage:DataPath, Storage:HotPath, ...)")]
     private partial void LogDataPath(string dataPath);
 
-    [LoggerMessage(1205, LogLevel.Warning, "A database from an earlier Saito is at {Earlier}, where Saito once kept its files by default (data/hot under the folder it ran in); " +
+    [LoggerMessage(5205, LogLevel.Warning, "A database from an earlier Saito is at {Earlier}, where Saito once kept its files by default (data/hot under the folder it ran in); " +
         "Saito now uses {HotPath}, which is empty. To keep those readings, stop Saito and move the data folder's contents there, or set --Storage:DataPath to that data folder.")]
     private partial void LogEarlierDatabase(string earlier, string hotPath);
 
-    [LoggerMessage(1201, LogLevel.Information, "Store a reading: {Command}")]
+    [LoggerMessage(5201, LogLevel.Information, "Store a reading: {Command}")]
     private partial void LogTryPublish(string command);
 
-    [LoggerMessage(1203, LogLevel.Information, "Anonymous clients are refused (Mqtt:AllowAnonymous=false): add a hub first, it prints its secret once: {Command}")]
+    [LoggerMessage(5203, LogLevel.Information, "Anonymous clients are refused (Mqtt:AllowAnonymous=false): add a hub first, it prints its secret once: {Command}")]
     private partial void LogTryAddHub(string command);
 
-    [LoggerMessage(1202, LogLevel.Information, "See it stored: {Command}")]
+    [LoggerMessage(5202, LogLevel.Information, "See it stored: {Command}")]
     private partial void LogTryShow(string command);
 }
 

@@ -37,10 +37,7 @@ public abstract class BulkCopyReadingDatabase : ReadingDatabase
     private protected async Task<BatchWriteResult> WriteBatchAsync(DbConnection connection, ReadingBatch batch, CancellationToken cancellationToken)
     {
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
-        long sent = 0;
-        long inserted = 0;
-        long conflicted = 0;
-        List<DeadLetter>? conflicts = null;
+        var tally = new BatchTally();
         foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
@@ -53,29 +50,29 @@ public abstract class BulkCopyReadingDatabase : ReadingDatabase
             long? copied = await CopyReadingsAsync(connection, transaction, kind, readings, cancellationToken);
             if (copied is { } rows)
             {
-                inserted += rows;
+                tally.Inserted += rows;
             }
             else
             {
                 await transaction.RollbackAsync(Savepoint, cancellationToken);
-                inserted += await StageReadingsAsync(connection, transaction, kind, readings, cancellationToken);
-                var (added, conflictsOnly) = await ReconcileAsync(connection, transaction, kind, readings, conflicts ??= [], cancellationToken);
-                inserted += added;
-                conflicted += conflictsOnly;
+                tally.Inserted += await StageReadingsAsync(connection, transaction, kind, readings, cancellationToken);
+                var (added, conflictsOnly) = await ReconcileAsync(connection, transaction, kind, readings, tally.Conflicts ??= [], cancellationToken);
+                tally.Inserted += added;
+                tally.Conflicted += conflictsOnly;
             }
 
-            sent += readings.Count;
+            tally.Sent += readings.Count;
         }
 
         // The batch's own list is left as it is: a batch that fails is written again, and would add them twice.
-        var deadLetters = conflicts is not { Count: > 0 } ? batch.DeadLetters : [.. batch.DeadLetters, .. conflicts];
+        var deadLetters = tally.Conflicts is { Count: > 0 } conflicts ? [.. batch.DeadLetters, .. conflicts] : batch.DeadLetters;
         if (deadLetters.Count > 0)
         {
             await CopyDeadLettersAsync(connection, transaction, deadLetters, cancellationToken);
         }
 
         await transaction.CommitAsync(cancellationToken);
-        return new BatchWriteResult(inserted, sent - inserted - conflicted, deadLetters.Count);
+        return tally.Result(deadLetters.Count);
     }
 
     /// <summary>

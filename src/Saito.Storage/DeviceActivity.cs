@@ -2,14 +2,7 @@ using Saito.Storage.Data;
 
 namespace Saito.Storage;
 
-/// <summary>Where ingestion records when devices were last heard from (the device table's <c>last_seen</c>).</summary>
-public interface IDeviceActivityStore
-{
-    /// <summary>Sets <c>last_seen</c> of each device to its time, unless the table already holds a later one; one transaction.</summary>
-    Task MarkSeenAsync(IReadOnlyCollection<KeyValuePair<int, DateTime>> seen, CancellationToken cancellationToken);
-}
-
-public abstract partial class ReadingDatabase : IDeviceActivityStore
+public abstract partial class ReadingDatabase
 {
     public async Task MarkSeenAsync(IReadOnlyCollection<KeyValuePair<int, DateTime>> seen, CancellationToken cancellationToken)
     {

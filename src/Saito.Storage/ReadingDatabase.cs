@@ -70,15 +70,29 @@ public abstract partial class ReadingDatabase : IReadingStore
 
     public abstract bool IsTransient(Exception exception);
 
-    /// <inheritdoc cref="IReadingStore.IsStorageOutage"/>
+    /// <inheritdoc cref="IReadingWriter.IsStorageOutage"/>
     public abstract bool IsStorageOutage(Exception exception);
 
-    /// <inheritdoc cref="IReadingStore.ConnectionsLost"/>
+    /// <inheritdoc cref="IReadingWriter.ConnectionsLost"/>
     public virtual void ConnectionsLost()
     {
     }
 
-    public abstract ValueTask DisposeAsync();
+    private int _disposed;
+
+    // Once only: the host registers this one instance under each of its roles, and the container disposes every one.
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            await DisposeCoreAsync();
+        }
+
+        GC.SuppressFinalize(this);
+    }
+
+    /// <summary>Closes the connection sources; called once.</summary>
+    private protected abstract ValueTask DisposeCoreAsync();
 
     /// <summary>Where a tier's tables are (SQLite: a file each; the servers: one database).</summary>
     private protected abstract DbDataSource Source(StorageTier tier);

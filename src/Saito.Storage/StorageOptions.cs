@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Saito.Storage.Keys;
+using Saito.Readings.Configuration;
 
 namespace Saito.Storage;
 
@@ -96,7 +97,7 @@ public sealed class SqliteStorageOptions
     /// writing the same pages back again and again. A checkpoint copies each page once, however often it changed since
     /// the last one, so the larger the log the less is copied per reading: 100,000 pages (the log's file grows to about
     /// 400 MiB and stays that size; after a crash SQLite reads it back on open, 0.75 s for a full one from a cold cache
-    /// here) committed 8–12 % more readings a second than 20,000 with 320 sensors (issue 15, docs/benchmarks.md).
+    /// here) committed 8–12 % more readings a second than 20,000 with 320 sensors (issue 15, benchmarks/results/HISTORY.md).
     /// </summary>
     public int WalAutoCheckpointPages { get; set; } = DefaultWalAutoCheckpointPages;
 

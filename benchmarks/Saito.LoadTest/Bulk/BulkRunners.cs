@@ -28,7 +28,7 @@ internal sealed class BulkRunners(BulkSettings settings, Reading[] rows, string?
     public const string Saito = "saito";
     public string Reference => settings.Database == StorageProvider.Postgres ? "psql \\copy" : settings.SortedReference ? "sqlite loop (sorted)" : "sqlite loop";
 
-    /// <summary>Saito: <see cref="IReadingStore.WriteAsync"/> of batches of <see cref="BulkSettings.Batch"/> rows from <see cref="BulkSettings.Writers"/> tasks.</summary>
+    /// <summary>Saito: <see cref="IReadingWriter.WriteAsync"/> of batches of <see cref="BulkSettings.Batch"/> rows from <see cref="BulkSettings.Writers"/> tasks.</summary>
     public async Task<BulkRun> SaitoAsync(int round, Action<long> progress, CancellationToken token)
     {
         await using var fresh = await FreshAsync($"r{round}_saito", token);

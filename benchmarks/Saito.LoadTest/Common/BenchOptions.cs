@@ -4,6 +4,7 @@ using Saito.LoadTest.Results;
 using Saito.Storage;
 using Saito.Storage.Keys;
 using Spectre.Console;
+using Saito.Readings.Configuration;
 
 namespace Saito.LoadTest.Common;
 

@@ -34,7 +34,7 @@ internal static class BenchSeeder
 
     /// <summary>
     /// Writes rows <paramref name="first"/> .. first + count - 1 with <paramref name="writers"/> concurrent
-    /// <see cref="IReadingStore.WriteAsync"/> calls of <paramref name="batch"/> rows; <paramref name="progress"/> gets the rows written so far.
+    /// <see cref="IReadingWriter.WriteAsync"/> calls of <paramref name="batch"/> rows; <paramref name="progress"/> gets the rows written so far.
     /// </summary>
     public static async Task WriteAsync(IReadingStore store, long first, long count, int writers, int batch, Action<long>? progress, CancellationToken token)
     {

@@ -22,7 +22,7 @@ internal sealed class TierRunners(BenchTarget target, ILoggerFactory loggers)
 {
     public const int BulkBatch = 5000;
 
-    /// <summary>Saito's bulk path: <paramref name="threads"/> concurrent <see cref="IReadingStore.WriteAsync"/> calls of 5,000 rows each.</summary>
+    /// <summary>Saito's bulk path: <paramref name="threads"/> concurrent <see cref="IReadingWriter.WriteAsync"/> calls of 5,000 rows each.</summary>
     public static async Task<double> BulkInsertAsync(IReadingStore store, long rows, int threads, Action<long> progress, CancellationToken token)
     {
         var clock = Stopwatch.StartNew();

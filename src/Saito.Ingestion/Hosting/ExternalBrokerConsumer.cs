@@ -24,7 +24,7 @@ namespace Saito.Ingestion.Hosting;
 internal sealed partial class ExternalBrokerConsumer : BackgroundService
 {
     private readonly MessageIngestor _ingestor;
-    private readonly ReadingWriterPool _writers;
+    private readonly StorageStartup _storage;
     private readonly StorageHealth _health;
     private readonly ExternalBrokerOptions _options;
     private readonly IngestionOptions _ingestion;
@@ -39,14 +39,14 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
     private static readonly TimeSpan MaxRetryDelay = TimeSpan.FromSeconds(10);
     private static readonly TimeSpan DisconnectTimeout = TimeSpan.FromSeconds(3);
 
-    public ExternalBrokerConsumer(MessageIngestor ingestor, ReadingWriterPool writers, StorageHealth health, IOptions<ExternalBrokerOptions> options,
+    public ExternalBrokerConsumer(MessageIngestor ingestor, StorageStartup storage, StorageHealth health, IOptions<ExternalBrokerOptions> options,
         IOptions<IngestionOptions> ingestion, TimeProvider timeProvider, ILoggerFactory loggerFactory)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(ingestion);
         ArgumentNullException.ThrowIfNull(loggerFactory);
         _ingestor = ingestor;
-        _writers = writers;
+        _storage = storage;
         _health = health;
         _options = options.Value;
         _ingestion = ingestion.Value;
@@ -67,7 +67,7 @@ internal sealed partial class ExternalBrokerConsumer : BackgroundService
 
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        await _writers.Ready.WaitAsync(stoppingToken);
+        await _storage.Ready.WaitAsync(stoppingToken);
         string clientId = string.IsNullOrEmpty(_options.ClientId) ? $"saito-{Environment.MachineName}" : _options.ClientId;
         if (_options.SendsCredentialsInClear)
         {

@@ -15,7 +15,7 @@ namespace Saito.Ingestion.Hosting;
 /// waits for it at most <see cref="PingWait"/>: a ping still waiting is reported once it has waited past the stall
 /// threshold, and until then the last known state stands. So a check answers within a second whatever the database does.
 /// </summary>
-internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPool writers, DeviceRegistry registry, DatabasePing ping,
+internal sealed class IngestionHealthCheck(StorageHealth health, StorageStartup storage, ReadingWriterPool writers, DeviceRegistry registry, DatabasePing ping,
     DiskSpaceGuard diskSpace, IOptions<StorageOptions> options, TimeProvider time) : IHealthCheck
 {
     /// <summary>How long a check waits for the database's answer before it reports what it knows.</summary>
@@ -58,9 +58,9 @@ internal sealed class IngestionHealthCheck(StorageHealth health, ReadingWriterPo
             data["lastCommit"] = commit.ToString("O", CultureInfo.InvariantCulture);
         }
 
-        if (writers.Ready.IsFaulted)
+        if (storage.Ready.IsFaulted)
         {
-            return HealthCheckResult.Unhealthy("the database could not be prepared: " + writers.Ready.Exception?.GetBaseException().Message, data: data);
+            return HealthCheckResult.Unhealthy("the database could not be prepared: " + storage.Ready.Exception?.GetBaseException().Message, data: data);
         }
 
         if (diskSpace.Check() is { } shortage)

@@ -7,8 +7,10 @@ using Microsoft.Extensions.Options;
 using Saito.Payloads;
 using Saito.Ingestion.Pipeline;
 using Saito.Mqtt.Broker;
+using Saito.Mqtt.Hosting;
 using Saito.Storage;
-using Saito.Storage.Keys;
+using Saito.Readings.Configuration;
+using Saito.Storage.Queries;
 
 namespace Saito.Ingestion.Hosting;
 
@@ -23,8 +25,10 @@ public static class IngestionHostingExtensions
 
     /// <summary>
     /// Registers the ingestion pipeline: options (<c>Storage</c>, <c>Ingestion</c>, and <c>Mqtt:External</c> in
-    /// external mode; validated at start), the store <c>Storage:Provider</c> names, the device registry, the writer
-    /// pool, and either the embedded broker's publish hook or the external broker consumer. Call it before
+    /// external mode; validated at start), the store <c>Storage:Provider</c> names (one instance, registered whole and
+    /// under each of its roles), the device registry, the start-up step (<see cref="StorageStartup"/>: schema, then
+    /// devices; the registry's <see cref="IStorageReady"/> and a start gate of the embedded broker), the writer pool, and
+    /// either the embedded broker's publish hook or the external broker consumer. Call it before
     /// <c>AddSaitoMqttBroker</c>, so that on shutdown the broker stops taking messages before the writers drain.
     /// </summary>
     public static IHostApplicationBuilder AddSaitoIngestion(this IHostApplicationBuilder builder)
@@ -40,14 +44,23 @@ public static class IngestionHostingExtensions
         services.AddMetrics();
         services.AddSingleton<IngestionMetrics>();
         services.AddSingleton<IReadingStore>(sp => ReadingStores.Create(sp.GetRequiredService<IOptions<StorageOptions>>().Value, sp.GetRequiredService<ILoggerFactory>()));
+        services.AddSingleton<IStorageSchema>(sp => sp.GetRequiredService<IReadingStore>());
+        services.AddSingleton<IDeviceTable>(sp => sp.GetRequiredService<IReadingStore>());
+        services.AddSingleton<IReadingWriter>(sp => sp.GetRequiredService<IReadingStore>());
+        services.AddSingleton<IReadingQueries>(sp => sp.GetRequiredService<IReadingStore>());
         services.AddSingleton<StorageHealth>();
         services.AddSingleton<StorageResilience>();
         services.AddSingleton<NewDeviceLimiter>();
         services.AddOptions<DiskSpaceOptions>().BindConfiguration(DiskSpaceOptions.SectionName).ValidateOnStart();
         services.AddSingleton<IValidateOptions<DiskSpaceOptions>, DiskSpaceOptionsValidator>();
         services.AddSingleton<DiskSpaceGuard>();
+        services.AddSingleton<DeviceHubs>();
         services.AddSingleton<DeviceRegistry>();
+        services.AddSingleton<HubSiteRules>();
         services.AddSingleton(sp => new ReadingParser(sp.GetRequiredService<IOptions<IngestionOptions>>().Value, sp.GetRequiredService<TimeProvider>()));
+        services.AddSingleton<StorageStartup>();
+        services.AddSingleton<IStorageReady>(sp => sp.GetRequiredService<StorageStartup>());
+        services.AddHostedService(sp => sp.GetRequiredService<StorageStartup>());
         services.AddSingleton<ReadingWriterPool>();
         services.AddHostedService(sp => sp.GetRequiredService<ReadingWriterPool>());
         services.AddSingleton<DeviceActivity>();
@@ -69,6 +82,7 @@ public static class IngestionHostingExtensions
         else
         {
             services.AddSingleton<IMqttPublishHook, IngestionPublishHook>();
+            services.AddSingleton<IMqttStartGate>(sp => sp.GetRequiredService<StorageStartup>());
         }
 
         return builder;

@@ -3,6 +3,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Saito.Storage;
+using Saito.Mqtt;
 
 namespace Saito.Ingestion.Pipeline;
 
@@ -12,11 +13,11 @@ namespace Saito.Ingestion.Pipeline;
 /// written in one transaction, so a busy class costs one small update per device every few seconds, not one per
 /// reading. On shutdown the last times are written too. A failed write is logged and the times kept for the next one.
 /// </summary>
-public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPool writers, IOptions<IngestionOptions> options, TimeProvider time, ILogger<DeviceActivity> logger)
+public sealed partial class DeviceActivity(IReadingStore store, StorageStartup storage, IOptions<IngestionOptions> options, TimeProvider time, ILogger<DeviceActivity> logger)
     : BackgroundService
 {
     private ConcurrentDictionary<int, long> _seen = new();
-    private readonly Saito.Mqtt.Broker.ReportThrottle _heldReports = new(StorageResilience.LogInterval);
+    private readonly ReportThrottle _heldReports = new(StorageResilience.LogInterval);
     private long _held;
 
     /// <summary>Notes that <paramref name="deviceId"/> sent something now.</summary>
@@ -25,7 +26,7 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
     /// <summary>Writes what was noted since the last flush.</summary>
     public async Task FlushAsync(CancellationToken cancellationToken)
     {
-        if (store is not IDeviceActivityStore activity || _seen.IsEmpty)
+        if (_seen.IsEmpty)
         {
             return;
         }
@@ -34,7 +35,7 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
         var seen = taken.Select(p => KeyValuePair.Create(p.Key, new DateTime(p.Value, DateTimeKind.Utc))).ToList();
         try
         {
-            await activity.MarkSeenAsync(seen, cancellationToken);
+            await store.MarkSeenAsync(seen, cancellationToken);
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
         {
@@ -60,7 +61,7 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
     {
         try
         {
-            await writers.Ready.WaitAsync(stoppingToken);
+            await storage.Ready.WaitAsync(stoppingToken);
             using var timer = new PeriodicTimer(TimeSpan.FromSeconds(Math.Max(1, options.Value.LastSeenFlushSeconds)), time);
             while (await timer.WaitForNextTickAsync(stoppingToken))
             {
@@ -79,7 +80,7 @@ public sealed partial class DeviceActivity(IReadingStore store, ReadingWriterPoo
     public override async Task StopAsync(CancellationToken cancellationToken)
     {
         await base.StopAsync(cancellationToken);
-        if (!writers.Ready.IsCompletedSuccessfully)
+        if (!storage.Ready.IsCompletedSuccessfully)
         {
             return;
         }

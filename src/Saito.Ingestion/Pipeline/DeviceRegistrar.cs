@@ -9,7 +9,7 @@ namespace Saito.Ingestion.Pipeline;
 /// <summary>
 /// Registers new devices in batches, one batch in flight at a time: a serial asked for while a batch is being
 /// registered waits for the next one, which takes every serial that arrived meanwhile (up to <see cref="MaxBatch"/>)
-/// in one <see cref="IReadingStore.RegisterDevicesAsync"/> call: one connection, one statement, one transaction. So a
+/// in one <see cref="IDeviceTable.RegisterDevicesAsync"/> call: one connection, one statement, one transaction. So a
 /// class's first minute, hundreds of sensors seen for the first time, costs a few round trips on one connection
 /// instead of a connection and a transaction per serial (<see cref="ConnectionBudget"/>). Transient failures are
 /// retried (<see cref="StorageResilience"/>); a batch the database refuses is registered again one serial at a time,
@@ -41,7 +41,7 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
         _logger = logger ?? NullLogger.Instance;
     }
 
-    /// <summary>Calls to <see cref="IReadingStore.RegisterDevicesAsync"/> so far, retries included.</summary>
+    /// <summary>Calls to <see cref="IDeviceTable.RegisterDevicesAsync"/> so far, retries included.</summary>
     public long StoreCalls => Interlocked.Read(ref _calls);
 
     /// <summary>Registrations completed so far (a serial asked for twice counts twice).</summary>

@@ -2,8 +2,9 @@ namespace Saito.Ingestion.Pipeline;
 
 /// <summary>
 /// The site each hub belongs to (a school building, a ward: the hubs among which devices may roam). A device is bound
-/// to the hub that registered it (<see cref="DeviceRegistry.HubOf"/>); when that hub has a site, a message for the
-/// device from a hub of another site, or of none, is refused (dead letter <c>device-of-another-site</c>). Devices bound
+/// to the hub that registered it (<see cref="DeviceHubs.HubOf"/>); when that hub has a site, a message for the
+/// device from a hub of another site, or of none, is refused (dead letter <c>device-of-another-site</c>; the rules:
+/// <see cref="HubSiteRules"/>). Devices bound
 /// to a hub without a site roam everywhere, as before sites existed. Saito's server answers from its credentials file
 /// (<c>saito hubs add hub-1 --site north</c>).
 /// </summary>

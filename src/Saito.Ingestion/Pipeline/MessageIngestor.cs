@@ -34,12 +34,13 @@ public sealed partial class MessageIngestor
 {
     private readonly ReadingParser _parser;
     private readonly DeviceRegistry _registry;
+    private readonly HubSiteRules _siteRules;
     private readonly ReadingWriterPool _writers;
+    private readonly StorageStartup _storage;
     private readonly IngestionMetrics _metrics;
     private readonly ILogger<MessageIngestor> _logger;
     private readonly ICheckInRecorder? _checkIns;
     private readonly DeviceActivity? _activity;
-    private readonly IHubSites? _sites;
     private readonly IngestionOptions _options;
     private readonly string _prefix;
     private readonly string _prefixWithSlash;
@@ -48,24 +49,25 @@ public sealed partial class MessageIngestor
     private int _loggedInWindow;
     private int _suppressedInWindow;
 
-    public MessageIngestor(ReadingParser parser, DeviceRegistry registry, ReadingWriterPool writers, IngestionMetrics metrics,
-        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null, DeviceActivity? activity = null,
-        IHubSites? sites = null)
+    public MessageIngestor(ReadingParser parser, DeviceRegistry registry, HubSiteRules siteRules, ReadingWriterPool writers, StorageStartup storage, IngestionMetrics metrics,
+        IOptions<IngestionOptions> options, ILogger<MessageIngestor> logger, ICheckInRecorder? checkIns = null, DeviceActivity? activity = null)
     {
-        _activity = activity;
-        _sites = sites;
         ArgumentNullException.ThrowIfNull(options);
         _options = options.Value;
-        _checkIns = checkIns;
         _parser = parser;
         _registry = registry;
+        _siteRules = siteRules;
         _writers = writers;
+        _storage = storage;
         _metrics = metrics;
         _logger = logger;
+        _checkIns = checkIns;
+        _activity = activity;
         _prefix = options.Value.TopicPrefix;
         _prefixWithSlash = _prefix + "/";
     }
 
+    /// <summary>Topic, then the hub-site gate, then the hello, check-in or readings step, then whatever it came to is submitted.</summary>
     public async Task<IngestResult> IngestAsync(InboundMessage message, CancellationToken cancellationToken)
     {
         if (!message.Topic.StartsWith(_prefixWithSlash, StringComparison.Ordinal))
@@ -73,130 +75,118 @@ public sealed partial class MessageIngestor
             return IngestResult.NotOurs;
         }
 
-        if (!_writers.Ready.IsCompletedSuccessfully)
-        {
-            // A hub that publishes while Saito is still creating its tables or loading its devices waits for that,
-            // rather than having a new serial registered against a table that is not there yet (a refusal the hub
-            // must resend). If preparing the database failed, this throws and the message is not acknowledged.
-            await _writers.Ready.WaitAsync(cancellationToken);
-        }
-
+        await WhenStorageReadyAsync(cancellationToken);
         _metrics.Message();
-        var deadLetters = new List<DeadLetter>();
         if (!SaitoTopicParser.TryParse(message.Topic, _prefix, out var topic, out string? topicError))
         {
-            deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadTopic, topicError, message.Payload.Span));
-            LogRejection(message.Topic, DeadLetterReasons.BadTopic, topicError);
-            _metrics.DeadLettered(DeadLetterReasons.BadTopic, IngestionMetrics.UnknownKindIndex);
-            await SubmitAsync(message, [], deadLetters, cancellationToken);
-            return IngestResult.Stored;
+            return await SubmitAsync(message, Refuse(message, IngestionMetrics.UnknownKindIndex, DeadLetterReasons.BadTopic, topicError), cancellationToken);
         }
 
-        bool known = _registry.TryGetKnownId(topic.Device, out int deviceId);
-        if (_sites is { Any: true })
-        {
-            // Moves made through another Saito sharing the database are seen within Ingestion:DeviceHubRecheckSeconds.
-            if (_registry.RefreshHubsIfDue() is { } refresh)
+        int? knownId = _registry.TryGetKnownId(topic.Device, out int id) ? id : null;
+        var outcome = await _siteRules.GateAsync(topic, knownId is not null, cancellationToken) is { } otherSite
+            ? RefuseOtherSite(message, topic, otherSite)
+            : topic.Kind switch
             {
-                await refresh.WaitAsync(cancellationToken);
-            }
-            if (!known && topic.Kind == TopicKind.CheckIn)
-            {
-                // A reader new here may be registered already by another Saito sharing the database, through a hub of
-                // another site; its check-in is recorded before it is registered here, so its hub is looked up first.
-                await _registry.RecheckHubAsync(topic.Device, cancellationToken);
-            }
-            else if (known && topic.Kind == TopicKind.Hello)
-            {
-                // A hello binds the device to its hub: decided on the hub the database has now, not on one known here
-                // from before a move made through another Saito (which this hello would otherwise undo).
-                await _registry.RecheckHubAsync(topic.Device, cancellationToken, always: true);
-            }
-        }
+                TopicKind.Hello => await HelloAsync(message, topic, knownId, cancellationToken),
+                TopicKind.CheckIn => await CheckInAsync(message, topic, knownId, cancellationToken),
+                _ => await ReadingsAsync(message, topic, knownId, cancellationToken),
+            };
+        return await SubmitAsync(message, outcome, cancellationToken);
+    }
 
-        if ((known || topic.Kind == TopicKind.CheckIn) && await OtherSiteAsync(topic, cancellationToken) is { } otherSite)
+    /// <summary>
+    /// A hub that publishes while Saito is still creating its tables or loading its devices waits for that, rather than
+    /// having a new serial registered against a table that is not there yet (a refusal the hub must resend). If preparing
+    /// the database failed, this throws and the message is not acknowledged.
+    /// </summary>
+    private async ValueTask WhenStorageReadyAsync(CancellationToken cancellationToken)
+    {
+        if (!_storage.Ready.IsCompletedSuccessfully)
         {
-            return await RefuseOtherSiteAsync(message, topic, otherSite, cancellationToken);
+            await _storage.Ready.WaitAsync(cancellationToken);
         }
+    }
 
-        if (topic.Kind == TopicKind.Hello)
+    /// <summary>
+    /// A hello: what the device says of itself is recorded (registering it when it is new), and nothing is submitted; a
+    /// hello that does not parse is a dead letter.
+    /// </summary>
+    private async ValueTask<Outcome> HelloAsync(InboundMessage message, SaitoTopic topic, int? knownId, CancellationToken cancellationToken)
+    {
+        if (!_parser.TryParseHello(message.Payload.Span, topic.Hub, out var announcement, out string? helloError))
         {
-            if (_parser.TryParseHello(message.Payload.Span, topic.Hub, out var announcement, out string? helloError))
-            {
-                if (!known && _sites is { Any: true })
-                {
-                    // A serial new here may be registered already (by another Saito sharing the database), bound to a hub
-                    // of another site: found (or registered) first, so that its hello cannot bind it to this hub.
-                    if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is null)
-                    {
-                        return await RefuseNewDeviceAsync(message, topic, cancellationToken);
-                    }
-
-                    if (await OtherSiteAsync(topic, cancellationToken) is { } otherSiteOfNew)
-                    {
-                        return await RefuseOtherSiteAsync(message, topic, otherSiteOfNew, cancellationToken);
-                    }
-                }
-
-                if (await _registry.AnnounceAsync(topic.Device, topic.Hub, announcement, cancellationToken) is not { } id)
-                {
-                    return await RefuseNewDeviceAsync(message, topic, cancellationToken);
-                }
-
-                LogHello(topic.Device, id, announcement.Kind, announcement.Firmware);
-                return IngestResult.DeviceAnnounced;
-            }
-
-            deadLetters.Add(DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, DeadLetterReasons.BadHello, helloError, message.Payload.Span));
-            _metrics.DeadLettered(DeadLetterReasons.BadHello, IngestionMetrics.KindIndex(topic.Kind));
-            await SubmitAsync(message, [], deadLetters, cancellationToken);
-            return IngestResult.Stored;
+            // Counted, not logged (as a hello's dead letter always was).
+            return DeadLettered(message, IngestionMetrics.KindIndex(topic.Kind), DeadLetterReasons.BadHello, helloError);
         }
 
-        if (topic.Kind == TopicKind.CheckIn)
+        if (_siteRules.RegistersBeforeHello(knownId is not null) && (await RegisterNewAsync(message, topic, cancellationToken)).Refused is { } refused)
         {
-            return await CheckInAsync(message, topic, known ? deviceId : null, cancellationToken);
+            return refused;
         }
 
-        // A new serial is registered only for a message with a reading in it: garbage on invented serials leaves dead
-        // letters, not permanent device rows. Its readings are parsed first (device 0) and get the id once it has one.
+        if (await _registry.AnnounceAsync(topic.Device, topic.Hub, announcement, cancellationToken) is not { } id)
+        {
+            return RefuseNewDevice(message, topic);
+        }
+
+        LogHello(topic.Device, id, announcement.Kind, announcement.Firmware);
+        return new Outcome(IngestResult.DeviceAnnounced);
+    }
+
+    /// <summary>
+    /// Readings, with dead letters for what was rejected. A new serial is registered only for a message with a reading in
+    /// it: garbage on invented serials leaves dead letters, not permanent device rows. Its readings are parsed first
+    /// (device 0) and get the id once it has one.
+    /// </summary>
+    private async ValueTask<Outcome> ReadingsAsync(InboundMessage message, SaitoTopic topic, int? knownId, CancellationToken cancellationToken)
+    {
         var readings = new List<Reading>();
-        _parser.Parse(Context(topic, known ? deviceId : 0, message), message.Payload.Span, readings, deadLetters);
-        if (!known)
+        var deadLetters = new List<DeadLetter>();
+        int deviceId = knownId ?? 0;
+        _parser.Parse(Context(topic, deviceId, message), message.Payload.Span, readings, deadLetters);
+        if (knownId is null)
         {
             if (readings.Count == 0)
             {
-                return await SubmitParsedAsync(message, topic, readings, deadLetters, cancellationToken);
+                return Parsed(message, topic, readings, deadLetters);
             }
 
-            if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is not { } id)
+            (deviceId, var refused) = await RegisterNewAsync(message, topic, cancellationToken);
+            if (refused is not null)
             {
-                return await RefuseNewDeviceAsync(message, topic, cancellationToken);
-            }
-
-            deviceId = id;
-            if (await OtherSiteAsync(topic, cancellationToken) is { } otherSiteOfRegistered)
-            {
-                // Registered already by another Saito sharing the database, through a hub of another site.
-                return await RefuseOtherSiteAsync(message, topic, otherSiteOfRegistered, cancellationToken);
+                return refused.Value;
             }
 
             for (int i = 0; i < readings.Count; i++)
             {
-                readings[i] = readings[i].WithDevice(id);
+                readings[i] = readings[i].WithDevice(deviceId);
             }
         }
 
         _activity?.Seen(deviceId);
-        return await SubmitParsedAsync(message, topic, readings, deadLetters, cancellationToken);
+        return Parsed(message, topic, readings, deadLetters);
+    }
+
+    /// <summary>
+    /// A device new here, registered: its id; or the refusal of its message when its hub is past
+    /// <c>Ingestion:MaxNewDevicesPerHubPerHour</c>, or when it was registered already (by another Saito sharing the
+    /// database) through a hub of another site.
+    /// </summary>
+    private async ValueTask<(int Id, Outcome? Refused)> RegisterNewAsync(InboundMessage message, SaitoTopic topic, CancellationToken cancellationToken)
+    {
+        if (await _registry.GetIdAsync(topic.Device, topic.Hub, cancellationToken) is not { } id)
+        {
+            return (0, RefuseNewDevice(message, topic));
+        }
+
+        return (id, await _siteRules.OtherSiteAsync(topic, cancellationToken) is { } otherSite ? RefuseOtherSite(message, topic, otherSite) : null);
     }
 
     private static ReadingParseContext Context(SaitoTopic topic, int deviceId, InboundMessage message) =>
         new(topic.ReadingKind!.Value, deviceId, message.Topic, message.ClientId, message.ReceivedAt, message.ContentType);
 
-    /// <summary>Counts and logs what a message's parse gave, and submits its readings and dead letters together.</summary>
-    private async Task<IngestResult> SubmitParsedAsync(InboundMessage message, SaitoTopic topic, List<Reading> readings, List<DeadLetter> deadLetters,
-        CancellationToken cancellationToken)
+    /// <summary>Counts and logs what a message's parse gave: its readings and dead letters, to be submitted together.</summary>
+    private Outcome Parsed(InboundMessage message, SaitoTopic topic, List<Reading> readings, List<DeadLetter> deadLetters)
     {
         _metrics.Received(topic.ReadingKind!.Value, readings.Count);
         if (deadLetters.Count > 0)
@@ -210,8 +200,7 @@ public sealed partial class MessageIngestor
             LogRejection(message.Topic, deadLetters[0].Reason, $"{deadLetters.Count} dead letter(s), {readings.Count} reading(s) kept; first: {deadLetters[0].Detail}");
         }
 
-        await SubmitAsync(message, readings, deadLetters, cancellationToken);
-        return IngestResult.Stored;
+        return new Outcome(IngestResult.Stored, readings, deadLetters);
     }
 
     /// <summary>
@@ -221,56 +210,42 @@ public sealed partial class MessageIngestor
     /// dropped silently. A new reader's serial (<paramref name="knownReaderId"/> null) is registered only once a
     /// check-in of it is recorded, as a sensor's is only with a valid reading.
     /// </summary>
-    private async Task<IngestResult> CheckInAsync(InboundMessage message, SaitoTopic topic, int? knownReaderId, CancellationToken cancellationToken)
+    private async ValueTask<Outcome> CheckInAsync(InboundMessage message, SaitoTopic topic, int? knownReaderId, CancellationToken cancellationToken)
     {
         string reader = topic.Device;
-        string reason;
-        string detail;
         if (!CheckInParser.TryParse(message.Payload.Span, message.ReceivedAt, _options, out var checkIn, out string? error))
         {
-            (reason, detail) = (DeadLetterReasons.BadCheckIn, error);
+            return Refuse(message, topic, DeadLetterReasons.BadCheckIn, error);
         }
-        else
+
+        if (knownReaderId is { } known)
         {
-            if (knownReaderId is { } known)
-            {
-                _activity?.Seen(known);
-            }
-
-            var recorded = _checkIns is null ? CheckInRecording.Unavailable : await _checkIns.RecordAsync(reader, checkIn, cancellationToken);
-            switch (recorded)
-            {
-                case CheckInRecording.Done:
-                    if (knownReaderId is null)
-                    {
-                        await RegisterReaderAsync(topic, cancellationToken);
-                    }
-
-                    return IngestResult.CheckedIn;
-                case CheckInRecording.UnknownOwner:
-                    (reason, detail) = (DeadLetterReasons.UnknownOwner,
-                        FormattableString.Invariant($"reader {reader} sent owner {checkIn.OwnerId}, which the registry does not have (or is no longer active): enrol the owner, or check the reader's enrolment"));
-                    break;
-                case CheckInRecording.OutsideWindow:
-                    (reason, detail) = (DeadLetterReasons.BadCheckIn,
-                        FormattableString.Invariant($"reader {reader} sent a check-{(checkIn.CheckOut ? "out" : "in")} of owner {checkIn.OwnerId} stamped {checkIn.At:O}, outside CheckIns:ReaderMaxAgeSeconds before or CheckIns:ReaderMaxAheadSeconds after Saito's clock: a reader's check-in must be about now (a stale one would email the family); nothing recorded, no one told. Check the reader's clock, or check the student in by hand"));
-                    break;
-                case CheckInRecording.NotCheckedIn:
-                    (reason, detail) = (DeadLetterReasons.NotCheckedIn,
-                        FormattableString.Invariant($"reader {reader} sent a check-out of owner {checkIn.OwnerId} at {checkIn.At:O}, but the owner has no open check-in that school day before then (no arrival recorded, checked out already, or the arrival is later): nothing changed, the check-out is kept here"));
-                    break;
-                default:
-                    (reason, detail) = (DeadLetterReasons.RegistryUnavailable,
-                        FormattableString.Invariant($"the registry is unavailable (see Saito's log at start); check-in of owner {checkIn.OwnerId} by reader {reader} kept here"));
-                    break;
-            }
+            _activity?.Seen(known);
         }
 
-        var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, reason, detail, message.Payload.Span);
-        LogRejection(message.Topic, reason, detail);
-        _metrics.DeadLettered(reason, IngestionMetrics.KindIndex(TopicKind.CheckIn));
-        await SubmitAsync(message, [], [letter], cancellationToken);
-        return IngestResult.Stored;
+        var recorded = _checkIns is null ? CheckInRecording.Unavailable : await _checkIns.RecordAsync(reader, checkIn, cancellationToken);
+        if (recorded == CheckInRecording.Done)
+        {
+            if (knownReaderId is null)
+            {
+                await RegisterReaderAsync(topic, cancellationToken);
+            }
+
+            return new Outcome(IngestResult.CheckedIn);
+        }
+
+        var (reason, detail) = recorded switch
+        {
+            CheckInRecording.UnknownOwner => (DeadLetterReasons.UnknownOwner,
+                FormattableString.Invariant($"reader {reader} sent owner {checkIn.OwnerId}, which the registry does not have (or is no longer active): enrol the owner, or check the reader's enrolment")),
+            CheckInRecording.OutsideWindow => (DeadLetterReasons.BadCheckIn,
+                FormattableString.Invariant($"reader {reader} sent a check-{(checkIn.CheckOut ? "out" : "in")} of owner {checkIn.OwnerId} stamped {checkIn.At:O}, outside CheckIns:ReaderMaxAgeSeconds before or CheckIns:ReaderMaxAheadSeconds after Saito's clock: a reader's check-in must be about now (a stale one would email the family); nothing recorded, no one told. Check the reader's clock, or check the student in by hand")),
+            CheckInRecording.NotCheckedIn => (DeadLetterReasons.NotCheckedIn,
+                FormattableString.Invariant($"reader {reader} sent a check-out of owner {checkIn.OwnerId} at {checkIn.At:O}, but the owner has no open check-in that school day before then (no arrival recorded, checked out already, or the arrival is later): nothing changed, the check-out is kept here")),
+            _ => (DeadLetterReasons.RegistryUnavailable,
+                FormattableString.Invariant($"the registry is unavailable (see Saito's log at start); check-in of owner {checkIn.OwnerId} by reader {reader} kept here")),
+        };
+        return Refuse(message, topic, reason, detail);
     }
 
     /// <summary>
@@ -290,53 +265,45 @@ public sealed partial class MessageIngestor
     }
 
     /// <summary>A message from a new device its hub may not register now: one dead letter with the whole message.</summary>
-    private Task<IngestResult> RefuseNewDeviceAsync(InboundMessage message, SaitoTopic topic, CancellationToken cancellationToken) =>
-        RefuseAsync(message, topic, DeadLetterReasons.TooManyNewDevices, _registry.RefusalDetail(topic.Device, topic.Hub), cancellationToken);
+    private Outcome RefuseNewDevice(InboundMessage message, SaitoTopic topic) =>
+        Refuse(message, topic, DeadLetterReasons.TooManyNewDevices, _registry.RefusalDetail(topic.Device, topic.Hub));
 
-    private Task<IngestResult> RefuseOtherSiteAsync(InboundMessage message, SaitoTopic topic, string detail, CancellationToken cancellationToken) =>
-        RefuseAsync(message, topic, DeadLetterReasons.DeviceOfAnotherSite, detail, cancellationToken);
+    /// <summary>A message for a device of another site (<see cref="HubSiteRules"/>): one dead letter with the whole message.</summary>
+    private Outcome RefuseOtherSite(InboundMessage message, SaitoTopic topic, string detail) =>
+        Refuse(message, topic, DeadLetterReasons.DeviceOfAnotherSite, detail);
 
-    /// <summary>A whole message refused for one reason: one dead letter with all of it.</summary>
-    private async Task<IngestResult> RefuseAsync(InboundMessage message, SaitoTopic topic, string reason, string detail, CancellationToken cancellationToken)
+    private Outcome Refuse(InboundMessage message, SaitoTopic topic, string reason, string detail) =>
+        Refuse(message, IngestionMetrics.KindIndex(topic.Kind), reason, detail);
+
+    /// <summary>A whole message refused for one reason: one dead letter with all of it, logged and counted.</summary>
+    private Outcome Refuse(InboundMessage message, int kindIndex, string reason, string detail)
     {
-        var letter = DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, reason, detail, message.Payload.Span);
         LogRejection(message.Topic, reason, detail);
-        _metrics.DeadLettered(reason, IngestionMetrics.KindIndex(topic.Kind));
-        await SubmitAsync(message, [], [letter], cancellationToken);
-        return IngestResult.Stored;
+        return DeadLettered(message, kindIndex, reason, detail);
+    }
+
+    private Outcome DeadLettered(InboundMessage message, int kindIndex, string reason, string detail)
+    {
+        _metrics.DeadLettered(reason, kindIndex);
+        return new Outcome(IngestResult.Stored, [], [DeadLetter.FromPayload(message.ReceivedAt, message.Topic, message.ClientId, reason, detail, message.Payload.Span)]);
+    }
+
+    /// <summary>What a message came to: its rows, submitted and durable before this returns (none: nothing to store).</summary>
+    private async Task<IngestResult> SubmitAsync(InboundMessage message, Outcome outcome, CancellationToken cancellationToken)
+    {
+        if (outcome is { Readings: { } readings, DeadLetters: { } deadLetters })
+        {
+            await _writers.SubmitAsync(new PendingMessage(message.Topic, message.ClientId, message.Payload, readings, deadLetters), cancellationToken);
+        }
+
+        return outcome.Result;
     }
 
     /// <summary>
-    /// Null when the topic's hub may send for its (registered) device: sites are off, the device is bound to this hub
-    /// or to none, its hub has no site, or both hubs are of one site. Else why not, for the dead letter. Before refusing,
-    /// the device's hub is read again from the database (at most every <c>Ingestion:DeviceHubRecheckSeconds</c>), so a
-    /// move by staff or by another Saito instance is seen.
+    /// What a message came to: the answer, and the rows to commit before it is given (null for a hello or a check-in
+    /// that the registry has committed itself).
     /// </summary>
-    private async ValueTask<string?> OtherSiteAsync(SaitoTopic topic, CancellationToken cancellationToken)
-    {
-        if (_sites is null || _registry.HubOf(topic.Device) is not { } home || home == topic.Hub || OtherSite(topic, home) is null)
-        {
-            return null;
-        }
-
-        return await _registry.RecheckHubAsync(topic.Device, cancellationToken) is { } now && now != topic.Hub ? OtherSite(topic, now) : null;
-    }
-
-    private string? OtherSite(SaitoTopic topic, string home)
-    {
-        if (_sites!.SiteOf(home) is not { } site)
-        {
-            return null;
-        }
-
-        string? sender = _sites.SiteOf(topic.Hub);
-        return sender == site
-            ? null
-            : FormattableString.Invariant($"device {topic.Device} belongs to hub {home} of site {site}; hub {topic.Hub} is {(sender is null ? "of no site" : "of site " + sender)}, so it may not send for it. Nothing of this message is stored. If the device moved, move it: POST /api/devices/{{id}}/move (docs/security.md)");
-    }
-
-    private Task<WriteOutcome> SubmitAsync(InboundMessage message, List<Reading> readings, List<DeadLetter> deadLetters, CancellationToken cancellationToken) =>
-        _writers.SubmitAsync(new PendingMessage(message.Topic, message.ClientId, message.Payload, readings, deadLetters), cancellationToken);
+    private readonly record struct Outcome(IngestResult Result, List<Reading>? Readings = null, List<DeadLetter>? DeadLetters = null);
 
     /// <summary>
     /// Logs rejections, at most <see cref="LogBurst"/> a minute, so a misconfigured hub sending bad data many times a

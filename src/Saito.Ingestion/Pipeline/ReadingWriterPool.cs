@@ -4,7 +4,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Polly;
-using Saito.Mqtt.Broker;
+using Saito.Mqtt;
 using Saito.Storage;
 using Saito.Readings;
 
@@ -24,11 +24,14 @@ namespace Saito.Ingestion.Pipeline;
 /// a message still refused alone is stored as dead letters (reason <c>database-rejected</c>), so one bad
 /// message never holds back the good ones beside it. On shutdown the queue is closed and drained.
 /// </para>
+/// <para>
+/// The schema and the devices are <see cref="StorageStartup"/>'s: nothing is queued before it is done, because the
+/// ingestor waits for it before it submits.
+/// </para>
 /// </summary>
 public sealed partial class ReadingWriterPool : BackgroundService
 {
-    private readonly IReadingStore _store;
-    private readonly DeviceRegistry _registry;
+    private readonly IReadingWriter _store;
     private readonly StorageOptions _options;
     private readonly StorageHealth _health;
     private readonly IngestionMetrics _metrics;
@@ -39,7 +42,6 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly CapacityGate _gate;
     private readonly DiskSpaceGuard _diskSpace;
     private readonly ICommittedReadingsObserver[] _observers;
-    private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationTokenSource _abandon = new();
     private long _queuedMessages;
     private readonly int _share; // readings after which a batch closes while another writer is free
@@ -48,14 +50,13 @@ public sealed partial class ReadingWriterPool : BackgroundService
     private readonly ReportThrottle _queueFullReports = new(QueueFullLogInterval);
     private readonly long[] _writeStartedAt; // per writer: Stopwatch timestamp of the commit in hand, 0 while it has none
 
-    public ReadingWriterPool(IReadingStore store, DeviceRegistry registry, IOptions<StorageOptions> options, StorageHealth health,
+    public ReadingWriterPool(IReadingWriter store, IOptions<StorageOptions> options, StorageHealth health,
         IngestionMetrics metrics, StorageResilience resilience, DiskSpaceGuard diskSpace, TimeProvider timeProvider, ILogger<ReadingWriterPool> logger,
         IEnumerable<ICommittedReadingsObserver>? observers = null)
     {
         ArgumentNullException.ThrowIfNull(options);
         ArgumentNullException.ThrowIfNull(resilience);
         _store = store;
-        _registry = registry;
         _options = options.Value;
         _health = health;
         _metrics = metrics;
@@ -70,9 +71,6 @@ public sealed partial class ReadingWriterPool : BackgroundService
         _writeStartedAt = new long[_options.EffectiveWriters];
         metrics.ObserveQueue(() => _gate.Used, _gate.Capacity);
     }
-
-    /// <summary>Completes once the schema exists and the device registry is loaded.</summary>
-    public Task Ready => _ready.Task;
 
     /// <summary>Readings (and dead letters) waiting for a writer.</summary>
     public long QueuedReadings => _gate.Used;
@@ -113,7 +111,7 @@ public sealed partial class ReadingWriterPool : BackgroundService
     /// each of which completes this: committed (or dead-lettered), refused, or abandoned when shutdown times out
     /// with the database unreachable (<see cref="IngestionStoppedException"/>). So the wait for the commit takes no
     /// token: registering one per message on the broker's shared stopping token, and the extra continuation it brings,
-    /// cost 14–18 % of Saito's CPU per reading on PostgreSQL at one reading per message (docs/benchmarks.md). The
+    /// cost 14–18 % of Saito's CPU per reading on PostgreSQL at one reading per message (benchmarks/results/HISTORY.md). The
     /// broker waits up to 5 s for publishes in flight when it stops, and the writers, which stop after it, end them.
     /// </summary>
     internal async Task<WriteOutcome> SubmitAsync(PendingMessage message, CancellationToken cancellationToken)
@@ -169,23 +167,6 @@ public sealed partial class ReadingWriterPool : BackgroundService
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
         var abandon = _abandon.Token;
-        try
-        {
-            await PrepareAsync(abandon);
-        }
-        catch (Exception ex) when (ex is not OperationCanceledException)
-        {
-            LogSchemaFailed(ex, _store.Describe());
-            _ready.TrySetException(ex);
-            _queue.Writer.TryComplete(ex);
-            throw;
-        }
-        catch (OperationCanceledException)
-        {
-            _ready.TrySetCanceled(abandon);
-            return;
-        }
-
         int writers = _options.EffectiveWriters;
         LogWriting(_store.KeyStrategy, writers, _options.BatchSize, _options.BatchAgeMilliseconds);
         var loops = new Task[writers];
@@ -197,23 +178,6 @@ public sealed partial class ReadingWriterPool : BackgroundService
 
         await Task.WhenAll(loops);
         LogDrained(_metrics.ReadingsStoredTotal);
-    }
-
-    private async Task PrepareAsync(CancellationToken cancellationToken)
-    {
-        var report = await _retry.ExecuteAsync(async ct => await _store.EnsureSchemaAsync(ct), cancellationToken);
-        if (report.CreatedAnything)
-        {
-            LogSchemaCreated(report.Created.Count, _store.Describe());
-        }
-        else
-        {
-            LogSchemaFound(report.Existing.Count, _store.Describe());
-        }
-
-        await _registry.LoadAsync(cancellationToken);
-        _health.MarkSchemaReady();
-        _ready.TrySetResult();
     }
 
     private async Task WriterLoopAsync(int writer, CancellationToken abandon)
@@ -514,17 +478,8 @@ public sealed partial class ReadingWriterPool : BackgroundService
         public void Dispose() => _source.Dispose();
     }
 
-    [LoggerMessage(2010, LogLevel.Information, "Database ready: created {Created} missing object(s) in {Store}")]
-    private partial void LogSchemaCreated(int created, string store);
-
-    [LoggerMessage(2011, LogLevel.Information, "Schema present in {Store} ({Tables} tables)")]
-    private partial void LogSchemaFound(int tables, string store);
-
     [LoggerMessage(2012, LogLevel.Information, "Writing readings: {KeyStrategy} keys, {Writers} writer(s), batches of up to {BatchSize} readings or {BatchAgeMs} ms")]
     private partial void LogWriting(Saito.Storage.Keys.KeyStrategy keyStrategy, int writers, int batchSize, int batchAgeMs);
-
-    [LoggerMessage(2013, LogLevel.Critical, "Could not prepare {Store}; Saito cannot store readings")]
-    private partial void LogSchemaFailed(Exception exception, string store);
 
     [LoggerMessage(2014, LogLevel.Error, "The database refused a batch of {Messages} messages ({Readings} readings); writing them one message at a time")]
     private partial void LogBatchRefused(Exception exception, int messages, int readings);

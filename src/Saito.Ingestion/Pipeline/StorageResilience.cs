@@ -1,7 +1,7 @@
 using Microsoft.Extensions.Logging;
 using Polly;
 using Polly.Retry;
-using Saito.Mqtt.Broker;
+using Saito.Mqtt;
 using Saito.Storage;
 
 namespace Saito.Ingestion.Pipeline;
@@ -13,7 +13,7 @@ namespace Saito.Ingestion.Pipeline;
 /// success marks it healthy again.
 /// <para>
 /// A lost connection is retried with exponential backoff and jitter (a restarting server is not hammered). A storage
-/// outage (<see cref="IReadingStore.IsStorageOutage"/>: the disk or the log is full, an I/O error) is retried every
+/// outage (<see cref="IReadingWriter.IsStorageOutage"/>: the disk or the log is full, an I/O error) is retried every
 /// <see cref="StorageOutageRetryDelay"/> instead: a failed write on a full disk costs the database next to nothing,
 /// and writing must resume within a second or two of space being freed, not after a backoff grown to seconds.
 /// </para>
@@ -34,7 +34,7 @@ public sealed partial class StorageResilience
     private readonly ILogger<StorageResilience> _logger;
     private readonly ReportThrottle _reports = new(LogInterval);
 
-    public StorageResilience(IReadingStore store, StorageHealth health, IngestionMetrics metrics, TimeProvider timeProvider, ILogger<StorageResilience> logger)
+    public StorageResilience(IReadingWriter store, StorageHealth health, IngestionMetrics metrics, TimeProvider timeProvider, ILogger<StorageResilience> logger)
     {
         ArgumentNullException.ThrowIfNull(store);
         ArgumentNullException.ThrowIfNull(health);

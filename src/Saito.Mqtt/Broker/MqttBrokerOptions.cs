@@ -170,7 +170,7 @@ public sealed class MqttBrokerOptions
     /// Messages queued per session beyond the inflight window; past it new messages for that session are dropped and
     /// counted. 50,000 (10,000 before issue 15): a subscriber on <c>#</c> falls up to about 21,000 small readings behind
     /// in a server's first second while .NET compiles the hot paths, and catches up; with 10,000 it lost some in 8 of 12
-    /// cold starts at 128,000 msg/s, with 50,000 in none of 16 (docs/benchmarks.md). Memory stays bounded by
+    /// cold starts at 128,000 msg/s, with 50,000 in none of 16 (benchmarks/results/HISTORY.md). Memory stays bounded by
     /// <see cref="MaxQueuedBytesPerSession"/>, which a queue of 50,000 one-reading messages (about 10 MB) is under.
     /// </summary>
     [Range(1, 10_000_000)]
@@ -179,6 +179,13 @@ public sealed class MqttBrokerOptions
     /// <summary>Topic aliases a 5.0 client may set towards the broker.</summary>
     [Range(0, 65535)]
     public int TopicAliasMaximum { get; set; } = 64;
+
+    /// <summary>
+    /// How often, in seconds, the log gets a line at Information that sums up the connections (connected, disconnected,
+    /// refused by reason, open now), and only when one of them changed; each connection's own lines are at Debug.
+    /// </summary>
+    [Range(1, 86_400, ErrorMessage = "Mqtt:ConnectionSummarySeconds must be between 1 and 86400 (a day): how often, in seconds, the summary of MQTT connections is logged.")]
+    public int ConnectionSummarySeconds { get; set; } = 60;
 
     /// <summary>Seconds a new connection has to send CONNECT.</summary>
     [Range(1, 3600)]

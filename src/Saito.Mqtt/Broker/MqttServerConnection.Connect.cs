@@ -69,6 +69,7 @@ internal sealed partial class MqttServerConnection
         _resendInflight = present;
         await SendControlAsync(new ConnAckPacket { SessionPresent = present, ReasonCode = 0, Properties = decision.ConnAckProperties }, token);
         _connected = true;
+        _broker.Connections.Connected();
         Log.Connected(_logger, LogId, Identity.Name, RemoteName, Info.Transport, Version, present);
         Signal();
         return true;
@@ -76,8 +77,8 @@ internal sealed partial class MqttServerConnection
 
     private async ValueTask<bool> RefuseAsync(ConnectRefusal refusal, CancellationToken token)
     {
-        Log.ConnectRefused(_logger, LogId, RemoteName, refusal.Why);
-        _broker.Metrics.ConnectRefused();
+        var level = _broker.ConnectRefused(refusal.Code5.ToString(), out long refused, out long total);
+        Log.ConnectRefused(_logger, level, LogId, RemoteName, refusal.Why, refused, total);
         await SendControlAsync(new ConnAckPacket { ReasonCode = refusal.CodeFor(Version) }, token);
         return false;
     }

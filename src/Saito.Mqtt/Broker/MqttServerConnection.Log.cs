@@ -7,10 +7,11 @@ internal sealed partial class MqttServerConnection
 {
     private static partial class Log
     {
-        [LoggerMessage(1000, LogLevel.Information, "{ClientId} connected as {Identity} from {Remote} over {Transport}, MQTT {Version}, session present {SessionPresent}")]
+        // A line per connection at Debug: at Information the broker sums them up (ConnectionSummary, event 1029).
+        [LoggerMessage(1000, LogLevel.Debug, "{ClientId} connected as {Identity} from {Remote} over {Transport}, MQTT {Version}, session present {SessionPresent}")]
         public static partial void Connected(ILogger logger, string clientId, string identity, string remote, string transport, MqttProtocolVersion version, bool sessionPresent);
 
-        [LoggerMessage(1001, LogLevel.Information, "{ClientId} disconnected ({Remote})")]
+        [LoggerMessage(1001, LogLevel.Debug, "{ClientId} disconnected ({Remote})")]
         public static partial void Disconnected(ILogger logger, string clientId, string remote);
 
         [LoggerMessage(1002, LogLevel.Warning, "Closed {Remote} (client '{ClientId}'): protocol violation {Reason}: {Detail}")]
@@ -19,8 +20,10 @@ internal sealed partial class MqttServerConnection
         [LoggerMessage(1003, LogLevel.Warning, "Closed {Remote}: unsupported protocol '{Protocol}' level {Level}")]
         public static partial void UnsupportedProtocol(ILogger logger, string remote, string protocol, byte level);
 
-        [LoggerMessage(1004, LogLevel.Warning, "Refused CONNECT of '{ClientId}' from {Remote}: {Why}")]
-        public static partial void ConnectRefused(ILogger logger, string clientId, string remote, string why);
+        // Warning for the first refusal and then at most once per 10 s, with the count; the others at Debug, so that a hub
+        // with a wrong secret retrying all day, or a flood of bad CONNECTs, is seen without drowning the log.
+        [LoggerMessage(EventId = 1004, Message = "Refused CONNECT of '{ClientId}' from {Remote}: {Why} ({Refused} CONNECTs refused since the last warning, {Total} in all)")]
+        public static partial void ConnectRefused(ILogger logger, LogLevel level, string clientId, string remote, string why, long refused, long total);
 
         [LoggerMessage(1005, LogLevel.Debug, "Transport of {Remote} (client '{ClientId}') failed: {Detail}")]
         public static partial void TransportFailed(ILogger logger, string remote, string clientId, string detail);

@@ -134,6 +134,7 @@ internal sealed partial class MqttServerConnection
             {
                 Log.UnsupportedProtocol(_logger, RemoteName, ex.ProtocolName, ex.Level);
                 _broker.Metrics.ProtocolError(ex.ReasonCode);
+                _broker.Connections.Refused(nameof(MqttReasonCode.UnsupportedProtocolVersion));
 
                 (Version, byte code) = ConnectNegotiation.UnsupportedProtocolLevel(ex.Level);
                 _send.TryWrite(new ConnAckPacket { ReasonCode = code });
@@ -270,6 +271,7 @@ internal sealed partial class MqttServerConnection
         {
             _connected = false;
             _broker.OnConnectionClosed(this, _publishWill ? _will : null);
+            _broker.Connections.Disconnected(TakenOver);
             Log.Disconnected(_logger, LogId, RemoteName);
         }
 

@@ -240,9 +240,9 @@ internal sealed partial class MqttSessionStore(MqttBrokerOptions options, MqttBr
         return MqttWills.Take(session);
     }
 
-    [LoggerMessage(1010, LogLevel.Information, "Session of {ClientId} taken over by a new connection")]
+    [LoggerMessage(1010, LogLevel.Debug, "Session of {ClientId} taken over by a new connection")]
     private partial void LogSessionTakenOver(string clientId);
 
-    [LoggerMessage(1015, LogLevel.Information, "Session of {ClientId} expired")]
+    [LoggerMessage(1015, LogLevel.Debug, "Session of {ClientId} expired")]
     private partial void LogSessionExpired(string clientId);
 }

@@ -31,9 +31,10 @@ public static class MqttHostingExtensions
     {
         ArgumentNullException.ThrowIfNull(builder);
         var services = builder.Services;
-        // Listening in code makes Kestrel ignore --urls / ASPNETCORE_URLS (it logs "Overriding address(es)"), so the
-        // HTTP addresses are read here and listened on beside the MQTT ports.
+        // Listening in code makes Kestrel ignore --urls / ASPNETCORE_URLS, so the HTTP addresses are read here and listened
+        // on beside the MQTT ports (and taken out of the host's copy, for which Kestrel would warn: UrlsListenedInCode).
         string urls = ListenerAddresses.Urls(builder.Configuration);
+        services.AddSingleton<IStartupFilter>(new UrlsListenedInCode(urls));
         // The WebSocket path is served on every HTTP address, those of Kestrel:Endpoints included.
         var httpUrls = ListenerAddresses.HttpUrls(builder.Configuration);
         services.AddOptions<MqttBrokerOptions>()

@@ -14,7 +14,7 @@ public static class RegistryHostingExtensions
     /// <summary>
     /// The registry: <c>School</c> options (validated at start), contexts of the configured provider on the hot-tier
     /// database (scoped <see cref="RegistryDbContext"/> for requests, <see cref="RegistryContextFactory"/> for
-    /// background work), the start-up migrator, check-ins (with <c>CheckIns</c> options), the timetable's session planning (which binds and validates <c>School</c>) and the guardian notices (outbox, absence watcher, sender). The host supplies <see cref="IStorageReady"/>.
+    /// background work), the start-up migrator, check-ins (with <c>CheckIns</c> options), the timetable's session planning (which binds and validates <c>School</c>) and the guardian notices (outbox, absence watcher, sender). The host supplies <see cref="Saito.Storage.IStorageReady"/> (Saito.Ingestion's start-up step).
     /// </summary>
     public static IHostApplicationBuilder AddSaitoRegistry(this IHostApplicationBuilder builder)
     {

@@ -1,17 +1,13 @@
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
+using Saito.Storage;
 
 namespace Saito.Registry.Hosting;
 
-/// <summary>What the registry waits for before it migrates: the storage schema (the device table it references).</summary>
-public interface IStorageReady
-{
-    Task WaitAsync(CancellationToken cancellationToken);
-}
-
 /// <summary>
-/// Applies the registry's pending migrations at start, once the storage schema exists, and creates the staff roles.
+/// Applies the registry's pending migrations at start, once the storage schema exists (<see cref="IStorageReady"/>: the
+/// device table its tables reference), and creates the staff roles.
 /// Until then <see cref="Ready"/> is incomplete and the API answers 503; if migrating fails, Saito logs why and the
 /// API keeps answering 503 (ingestion goes on: readings do not need the registry).
 /// </summary>

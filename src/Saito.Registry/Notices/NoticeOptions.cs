@@ -1,7 +1,7 @@
 using System.ComponentModel;
 using Microsoft.Extensions.Options;
 using MimeKit;
-using Saito.Storage.Keys;
+using Saito.Readings.Configuration;
 
 namespace Saito.Registry.Notices;
 

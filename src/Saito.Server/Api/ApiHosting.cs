@@ -151,9 +151,23 @@ public static class ApiHosting
         api.MapStudentCharts();
 
         app.MapOpenApi().RequireAuthorization(DocsPolicy);
-        app.MapScalarApiReference("/scalar", o => o.WithTitle("Saito API")).RequireAuthorization(DocsPolicy);
+        app.MapScalarApiReference("/scalar", ConfigureReference).RequireAuthorization(DocsPolicy);
         return app;
     }
+
+    /// <summary>
+    /// The reference as a school's box serves it: nothing from the internet (the box may be offline, and who reads the API
+    /// is nobody else's business), so the browser's own fonts rather than Scalar's font CDN; and none of the vendor's offers
+    /// (its AI chat "Ask AI" and MCP, its API client, and the developer tools, whose "never" also hides "Generate SDK").
+    /// Scalar shows the AI chat and the tools by default on localhost, where a newcomer first opens the page.
+    /// </summary>
+    private static void ConfigureReference(ScalarOptions options) => options
+        .WithTitle("Saito API")
+        .DisableDefaultFonts()
+        .DisableAgent()
+        .DisableMcp()
+        .HideClientButton()
+        .HideDeveloperTools();
 
     /// <summary>
     /// A request with a bearer token whose account changed after the token was issued (roles replaced, disabled, password

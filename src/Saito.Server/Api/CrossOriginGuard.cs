@@ -58,6 +58,6 @@ internal static partial class CrossOriginGuard
             : $"Origin: {origin}";
     }
 
-    [LoggerMessage(4010, LogLevel.Warning, "Refused a cross-origin {Method} {Path} ({Reason})")]
+    [LoggerMessage(5110, LogLevel.Warning, "Refused a cross-origin {Method} {Path} ({Reason})")]
     private static partial void LogRefused(ILogger logger, string method, string path, string reason);
 }

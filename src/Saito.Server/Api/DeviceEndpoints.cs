@@ -3,6 +3,7 @@ using System.Security.Claims;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
 using Saito.Ingestion;
+using Saito.Ingestion.Pipeline;
 using Saito.Registry.Data;
 using Saito.Registry.Model;
 
@@ -183,22 +184,21 @@ internal static class DeviceEndpoints
     /// (this Saito at once; another instance sharing the database within <c>Ingestion:DeviceHubRecheckSeconds</c>). While
     /// some hub has a site, the hub must be one in the credentials file.
     /// </summary>
-    private static async Task<IResult> MoveAsync(int id, DeviceMoveRequest request, RegistryDbContext db, IServiceProvider services, CancellationToken cancellationToken)
+    private static async Task<IResult> MoveAsync(int id, DeviceMoveRequest request, RegistryDbContext db, HubSiteRules sites, CancellationToken cancellationToken)
     {
         if (await db.Devices.SingleOrDefaultAsync(d => d.Id == id, cancellationToken) is not { } device)
         {
             return Problems.NotFound("device", id);
         }
 
-        if (services.GetService<Saito.Ingestion.Pipeline.IHubSites>() is { Any: true } sites && !sites.IsHub(request.Hub))
+        if (sites.MoveRefusal(request.Hub) is { } refusal)
         {
-            // A hub Saito does not know has no site: the device would take messages from every hub.
-            return Problems.Invalid("hub", $"There is no hub named {request.Hub} in the credentials file (saito hubs list); a device moved to it would belong to no site.");
+            return Problems.Invalid("hub", refusal);
         }
 
         device.Hub = request.Hub;
         await db.SaveChangesAsync(cancellationToken);
-        services.GetService<Saito.Ingestion.Pipeline.DeviceRegistry>()?.Bind(device.Serial, device.Hub);
+        sites.Moved(device.Serial, request.Hub);
         return TypedResults.Ok(await Views(db.Devices.Where(d => d.Id == id)).SingleAsync(cancellationToken));
     }
 

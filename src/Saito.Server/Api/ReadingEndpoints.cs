@@ -5,7 +5,6 @@ using Microsoft.EntityFrameworkCore;
 using Saito.Readings;
 using Saito.Registry.Data;
 using Saito.Server.Dashboard;
-using Saito.Storage;
 using Saito.Storage.Queries;
 
 namespace Saito.Server.Api;
@@ -137,7 +136,7 @@ internal static class ReadingEndpoints
     }
 
     private static async Task<IResult> RangeAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
-        IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+        IReadingQueries queries, TimeProvider time, CancellationToken cancellationToken)
     {
         var (readingKind, _, _, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
         if (error is not null)
@@ -151,12 +150,12 @@ internal static class ReadingEndpoints
             return fieldsError;
         }
 
-        var readings = intervals.Count == 0 ? [] : await Queries(store).ReadRangeAsync(readingKind, intervals, query.Limit ?? 10_000, fields, cancellationToken);
+        var readings = intervals.Count == 0 ? [] : await queries.ReadRangeAsync(readingKind, intervals, query.Limit ?? 10_000, fields, cancellationToken);
         return TypedResults.Ok(readings.Select(r => View(r, fields)).ToList());
     }
 
     private static async Task<IResult> LatestAsync(string kind, int? deviceId, int? ownerId, string? fields, ClaimsPrincipal user, DashboardAccess access,
-        RegistryDbContext db, IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+        RegistryDbContext db, IReadingQueries queries, TimeProvider time, CancellationToken cancellationToken)
     {
         if (!ReadingKinds.TryParse(kind, out var readingKind))
         {
@@ -188,12 +187,12 @@ internal static class ReadingEndpoints
             return Problems.Invalid("deviceId", "Give deviceId or ownerId (one of them).");
         }
 
-        var readings = since.Count == 0 ? [] : await Queries(store).LatestAsync(readingKind, [.. since.Keys], asked, cancellationToken);
+        var readings = since.Count == 0 ? [] : await queries.LatestAsync(readingKind, [.. since.Keys], asked, cancellationToken);
         return TypedResults.Ok(readings.Where(r => r.Timestamp >= since[r.DeviceId]).Select(r => View(r, asked)).ToList());
     }
 
     private static async Task<IResult> SeriesAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
-        IReadingStore store, TimeProvider time, CancellationToken cancellationToken)
+        IReadingQueries queries, TimeProvider time, CancellationToken cancellationToken)
     {
         var (readingKind, from, to, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
         if (error is not null)
@@ -215,7 +214,7 @@ internal static class ReadingEndpoints
             return Problems.Invalid("bucketSeconds", $"[from, to) would touch more than {ReadingQueryLimits.MaxBuckets} buckets: widen the bucket or narrow the range.");
         }
 
-        var buckets = intervals.Count == 0 ? [] : await Queries(store).DownsampleAsync(readingKind, intervals, from.UtcDateTime, to.UtcDateTime, bucket, fields, cancellationToken);
+        var buckets = intervals.Count == 0 ? [] : await queries.DownsampleAsync(readingKind, intervals, from.UtcDateTime, to.UtcDateTime, bucket, fields, cancellationToken);
         return TypedResults.Ok(buckets.Select(b => new SeriesBucket(b.DeviceId, b.Channel, Utc(b.Start), b.Count,
             b.Fields.ToDictionary(f => ReadingFields.NameOf(f.Field), f => new FieldSummary(f.Count, f.Min, f.Avg, f.Max)))).ToList());
     }
@@ -313,9 +312,6 @@ internal static class ReadingEndpoints
             (a.From > from ? a.From : from).UtcDateTime, (a.To is { } end && end < to ? end : to).UtcDateTime));
         return (readingKind, from, to, intervals, null);
     }
-
-    private static IReadingQueries Queries(IReadingStore store) =>
-        store as IReadingQueries ?? throw new InvalidOperationException($"{store.Provider} does not answer reading queries");
 
     /// <summary>
     /// A reading as the API answers it: each of <paramref name="fields"/> (every field of its kind when null), null where

@@ -1,6 +1,7 @@
 using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.SignalR;
 using Microsoft.Extensions.Options;
+using Saito.Live.Classroom;
 using Saito.Registry.Data;
 
 namespace Saito.Server.Dashboard;
@@ -64,7 +65,7 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
         audit.Viewed(DashboardAccess.UserName(user), c.Roster, VitalsAudit.LiveClass);
         var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<LiveTile>().Select(t => bp ? t.Full : t.WithoutBloodPressure).ToList();
         var roster = c.Roster.ToHashSet();
-        return new ClassLive(c.Id, c.Name, c.Room, c.Session is { } s ? new LiveSessionView(s.Id, s.StartsAt, s.EndsAt) : null, tiles,
+        return new ClassLive(c.Id, c.Name, c.Room, c.Session, tiles,
             [.. live.ActiveAlerts.Where(a => roster.Contains(a.OwnerId))], bp, new LiveHealthView(feed.Skipped, feed.Backlog));
     }
 
@@ -94,3 +95,9 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
         return true;
     }
 }
+
+/// <summary>What a dashboard gets when it starts watching a class.</summary>
+public sealed record ClassLive(int ClassId, string Name, string? Room, LiveSession? Session, IReadOnlyList<TileView> Tiles, IReadOnlyList<AlertView> Alerts, bool SeesBloodPressure, LiveHealthView Health);
+
+/// <summary>Whether the live view is keeping up: readings skipped because it fell behind, and its backlog.</summary>
+public sealed record LiveHealthView(long SkippedReadings, long Backlog);

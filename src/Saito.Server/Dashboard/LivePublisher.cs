@@ -1,3 +1,4 @@
+using Saito.Live.Classroom;
 using System.Threading.Channels;
 using Microsoft.AspNetCore.SignalR;
 using Saito.Live.Alerts;

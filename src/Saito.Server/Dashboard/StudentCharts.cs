@@ -2,10 +2,10 @@ using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
 using Saito.Live;
 using Saito.Live.Analytics;
+using Saito.Live.Classroom;
 using Saito.Readings;
 using Saito.Registry.Data;
 using Saito.Server.Api;
-using Saito.Storage;
 using Saito.Storage.Queries;
 
 namespace Saito.Server.Dashboard;
@@ -81,7 +81,7 @@ public static class StudentCharts
     }
 
     private static async Task<IResult> ChartAsync(int id, DateTimeOffset? from, DateTimeOffset? to, HttpContext http, RegistryDbContext db,
-        IReadingStore store, LiveClassroom live, DashboardAccess access, VitalsAudit audit, IOptions<DashboardOptions> options,
+        IReadingQueries queries, LiveClassroom live, DashboardAccess access, VitalsAudit audit, IOptions<DashboardOptions> options,
         IOptions<SwayOptions> swayOptions, TimeProvider time, CancellationToken cancellationToken)
     {
         var user = http.User;
@@ -132,7 +132,6 @@ public static class StudentCharts
             (a.From > start ? a.From : start).UtcDateTime, (a.To is { } t && t < end ? t : end).UtcDateTime));
         var seats = assignments.Select((a, i) => (a.Kind, Interval: all[i])).Where(x => x.Kind is "pressure-mat" or "pressure" or null)
             .Select(x => x.Interval).ToList();
-        var queries = store as IReadingQueries ?? throw new InvalidOperationException($"{store.Provider} does not answer reading queries");
 
         List<ValueField> vitalFields = [.. new[] { ValueField.HeartRate, ValueField.SkinTemperature, ValueField.Systolic, ValueField.Diastolic }
             .Where(f => seesBp || !DashboardAccess.IsBloodPressure(f))];

@@ -13,15 +13,15 @@ namespace Saito.Server.Metrics;
 /// gauge then grows, which is what an alert on it wants to see when the database is away).
 /// </summary>
 internal sealed partial class ArchiverLagSampler(
-    IReadingStore store, ReadingWriterPool writers, IOptions<MetricsOptions> options, TimeProvider time, ILogger<ArchiverLagSampler> logger) : BackgroundService
+    IReadingStore store, StorageStartup storage, IOptions<MetricsOptions> options, TimeProvider time, ILogger<ArchiverLagSampler> logger) : BackgroundService
 {
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
         try
         {
-            await writers.Ready.WaitAsync(stoppingToken);
+            await storage.Ready.WaitAsync(stoppingToken);
         }
-        catch (Exception) when (writers.Ready.IsFaulted)
+        catch (Exception) when (storage.Ready.IsFaulted)
         {
             // The database could not be prepared: ReadingWriterPool logs why and stops Saito; nothing to sample.
             return;
@@ -50,6 +50,6 @@ internal sealed partial class ArchiverLagSampler(
         }
     }
 
-    [LoggerMessage(3101, LogLevel.Warning, "Could not look up the oldest hot {Kind} reading for saito.archiver.lag; keeping the last figure")]
+    [LoggerMessage(5310, LogLevel.Warning, "Could not look up the oldest hot {Kind} reading for saito.archiver.lag; keeping the last figure")]
     private partial void LogSampleFailed(Exception exception, string kind);
 }

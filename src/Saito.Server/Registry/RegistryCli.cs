@@ -186,7 +186,7 @@ public static class RegistryCli
     /// <summary>The storage schema, then the registry's migrations: what Saito does at start.</summary>
     private static async Task<IReadOnlyList<string>> PrepareAsync(IServiceProvider services, CancellationToken cancellationToken)
     {
-        await services.GetRequiredService<IReadingStore>().EnsureSchemaAsync(cancellationToken);
+        await services.GetRequiredService<IStorageSchema>().EnsureSchemaAsync(cancellationToken);
         return await RegistryMigrator.MigrateAsync(services.GetRequiredService<RegistryContextFactory>(), cancellationToken);
     }
 

@@ -6,12 +6,6 @@ using Saito.Registry.Hosting;
 
 namespace Saito.Server.Registry;
 
-/// <summary>The registry migrates once the writer pool has made the storage schema (the device table it references).</summary>
-internal sealed class WriterPoolStorageReady(ReadingWriterPool writers) : IStorageReady
-{
-    public Task WaitAsync(CancellationToken cancellationToken) => writers.Ready.WaitAsync(cancellationToken);
-}
-
 /// <summary>Check-ins from fingerprint readers (MQTT) into the registry; committed before the message is acknowledged.</summary>
 internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryMigrator migrator, Dashboard.LiveSignal live) : ICheckInRecorder
 {
@@ -43,13 +37,13 @@ internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryM
 internal static class RegistryGlueExtensions
 {
     /// <summary>
-    /// The registry, joined to ingestion: it waits for the storage schema, takes the readers' check-ins, and the broker
-    /// serves its first connections once it is migrated.
+    /// The registry, joined to ingestion: it migrates after the storage start-up step (the <c>IStorageReady</c>
+    /// <c>AddSaitoIngestion</c> registers), takes the readers' check-ins, and the broker serves its first connections
+    /// once it is migrated.
     /// </summary>
     public static IHostApplicationBuilder AddSaitoRegistryGlue(this IHostApplicationBuilder builder)
     {
         builder.AddSaitoRegistry();
-        builder.Services.AddSingleton<IStorageReady, WriterPoolStorageReady>();
         builder.Services.AddSingleton<ICheckInRecorder, RegistryCheckInRecorder>();
         builder.Services.AddSingleton<IMqttStartGate, RegistryStartGate>();
         return builder;
@@ -60,7 +54,7 @@ internal static class RegistryGlueExtensions
 /// The broker serves its first connections once the registry's migrations are done, or have failed (ingestion does
 /// not need the registry). On a fresh start they built Entity Framework's model and the registry's tables beside the
 /// first clients: on two cores that cost a QoS 1 subscriber 2 % of its messages in the first seconds
-/// (docs/benchmarks.md, "Start-up work beside the first clients").
+/// (benchmarks/results/HISTORY.md, "Start-up work beside the first clients").
 /// </summary>
 internal sealed class RegistryStartGate(RegistryMigrator migrator) : IMqttStartGate
 {

@@ -49,10 +49,10 @@ internal sealed partial class CredentialsCache(string path, ILogger<CredentialsC
         }
     }
 
-    [LoggerMessage(4002, LogLevel.Information, "Credentials file {Path}: {Count} client(s)")]
+    [LoggerMessage(5102, LogLevel.Information, "Credentials file {Path}: {Count} client(s)")]
     private partial void LogLoaded(string path, int count);
 
-    [LoggerMessage(4003, LogLevel.Error, "Credentials file {Path} cannot be read ({Detail}); keeping the clients read before")]
+    [LoggerMessage(5103, LogLevel.Error, "Credentials file {Path} cannot be read ({Detail}); keeping the clients read before")]
     private partial void LogUnreadable(string path, string detail);
 }
 

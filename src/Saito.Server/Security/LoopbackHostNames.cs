@@ -69,6 +69,6 @@ internal static partial class LoopbackHostNames
     internal static bool IsAllowed(HostString host, IReadOnlySet<string> allowed) =>
         !host.HasValue || ListenerAddresses.IsLoopbackHost(host.Host) || allowed.Contains(host.Host);
 
-    [LoggerMessage(4020, LogLevel.Warning, "Refused requests for host '{Host}': Saito listens on loopback and answers to loopback names only; add the name to Security:AllowedHosts if it is yours")]
+    [LoggerMessage(5120, LogLevel.Warning, "Refused requests for host '{Host}': Saito listens on loopback and answers to loopback names only; add the name to Security:AllowedHosts if it is yours")]
     private static partial void LogRefused(ILogger logger, string host);
 }

@@ -124,9 +124,9 @@ internal sealed partial class SaitoAuthenticator(IOptions<SecurityOptions> optio
 
     public void Dispose() => _hashing.Dispose();
 
-    [LoggerMessage(4001, LogLevel.Warning, "MQTT client '{Name}' from {Remote} refused: {Why}")]
+    [LoggerMessage(5101, LogLevel.Warning, "MQTT client '{Name}' from {Remote} refused: {Why}")]
     private partial void LogRefused(string name, string remote, string why);
 
-    [LoggerMessage(4004, LogLevel.Warning, "MQTT logins from {Address} refused without a check for the rest of the window: {Max} failed in {WindowSeconds} s (Security:MaxFailedLoginsPerAddress)")]
+    [LoggerMessage(5104, LogLevel.Warning, "MQTT logins from {Address} refused without a check for the rest of the window: {Max} failed in {WindowSeconds} s (Security:MaxFailedLoginsPerAddress)")]
     private partial void LogBlocked(string address, int max, int windowSeconds);
 }

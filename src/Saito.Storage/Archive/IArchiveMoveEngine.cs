@@ -46,13 +46,13 @@ internal sealed record ArchiveMove(ArchiveMoveOutcome Outcome, ArchiveBatch Batc
 
 internal static partial class ArchiveMoveLog
 {
-    [LoggerMessage(EventId = 5010, Level = LogLevel.Information,
+    [LoggerMessage(EventId = 4520, Level = LogLevel.Information,
         Message = "Batch {BatchId}: {Rows} rows moved from {Hot} to {Archive} in one transaction in {Milliseconds} ms (delete statement {StatementMilliseconds} ms, " +
             "export {ExportMilliseconds} ms and archive copy {ArchiveMilliseconds} ms at once, commit {CommitMilliseconds} ms; the rows were locked that long); done")]
     public static partial void Moved(ILogger logger, string batchId, long rows, string hot, string archive, long milliseconds, long statementMilliseconds,
         long exportMilliseconds, long archiveMilliseconds, long commitMilliseconds);
 
-    [LoggerMessage(EventId = 5011, Level = LogLevel.Information,
+    [LoggerMessage(EventId = 4521, Level = LogLevel.Information,
         Message = "Batch {BatchId}: a key of it is already in {Archive} (a reading sent again after it was archived); moving it step by step, which skips such keys")]
     public static partial void Conflict(ILogger logger, string batchId, string archive);
 }

@@ -1,3 +1,5 @@
+using Saito.Readings.Configuration;
+
 namespace Saito.Storage.Keys;
 
 /// <summary>How reading tables are keyed (<c>Storage:KeyStrategy</c>).</summary>

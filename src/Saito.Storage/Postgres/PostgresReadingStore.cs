@@ -455,7 +455,7 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
     /// <inheritdoc cref="PostgresErrors.IsStorageOutageSqlState(string)"/>
     public override bool IsStorageOutage(Exception exception) => PostgresErrors.IsStorageOutage(exception);
 
-    public override async ValueTask DisposeAsync()
+    private protected override async ValueTask DisposeCoreAsync()
     {
         await _dataSource.DisposeAsync();
         await _queries.DisposeAsync();

@@ -45,12 +45,7 @@ public interface IReadingQueries
     /// <see cref="ReadingQueryLimits.MaxBuckets"/> buckets may span [from, to).
     /// </summary>
     Task<IReadOnlyList<DownsampleBucket>> DownsampleAsync(
-        ReadingKind kind,
-        IReadOnlyList<DeviceInterval> intervals,
-        DateTime from,
-        DateTime to,
-        TimeSpan bucket,
-        IReadOnlyList<ValueField>? fields,
+        ReadingKind kind, IReadOnlyList<DeviceInterval> intervals, DateTime from, DateTime to, TimeSpan bucket, IReadOnlyList<ValueField>? fields,
         CancellationToken cancellationToken);
 }
 

@@ -154,12 +154,7 @@ public abstract partial class ReadingDatabase : IReadingQueries
     }
 
     public async Task<IReadOnlyList<DownsampleBucket>> DownsampleAsync(
-        ReadingKind kind,
-        IReadOnlyList<DeviceInterval> intervals,
-        DateTime from,
-        DateTime to,
-        TimeSpan bucket,
-        IReadOnlyList<ValueField>? fields,
+        ReadingKind kind, IReadOnlyList<DeviceInterval> intervals, DateTime from, DateTime to, TimeSpan bucket, IReadOnlyList<ValueField>? fields,
         CancellationToken cancellationToken)
     {
         ReadingQueryArguments.Kind(kind);

@@ -21,7 +21,7 @@ public enum SchemaObjectKind
 /// <summary>
 /// One object of a database's schema: its name, the tier that holds it, a comment for the person who reads the
 /// script, and the statement that creates it when missing (idempotent: <c>IF NOT EXISTS</c> or <c>OR REPLACE</c>).
-/// A store's <see cref="IReadingStore.EnsureSchemaAsync"/> runs <see cref="CreateSql"/> for the objects it does not
+/// A store's <see cref="IStorageSchema.EnsureSchemaAsync"/> runs <see cref="CreateSql"/> for the objects it does not
 /// find; the scripts in <c>sql/</c> are the same objects written out by <see cref="SchemaScript"/>.
 /// </summary>
 public sealed record SchemaObject(string Name, SchemaObjectKind Kind, StorageTier Tier, string Comment, string CreateSql);
@@ -134,10 +134,50 @@ public static class SchemaScript
     }
 
     /// <summary>
+    /// The devices table, created by <paramref name="createSql"/> in one database's dialect; its comment and its
+    /// columns (<see cref="DeviceColumns"/>) are the same on every database.
+    /// </summary>
+    public static SchemaObject DeviceTable(string createSql) => new(ReadingTables.DeviceTable, SchemaObjectKind.Table, StorageTier.Hot,
+        "Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello; ingestion sets last_seen every few seconds; staff set retired_at through the registry.",
+        createSql);
+
+    /// <summary>The devices table's columns in their order, typed for one database (<see cref="Columns"/>).</summary>
+    public static string DeviceColumns(string idConstraints, string serialConstraints, string firstSeenConstraints, string integer, string text, string timestamp) =>
+        Columns([
+            ("id", integer, idConstraints),
+            ("serial", text, serialConstraints),
+            ("kind", text, ""),
+            ("channels", integer, ""),
+            ("firmware", text, ""),
+            ("hub", text, ""),
+            ("first_seen", timestamp, firstSeenConstraints),
+            ("last_hello", timestamp, ""),
+            ("last_seen", timestamp, ""),
+            ("retired_at", timestamp, ""),
+        ]);
+
+    /// <summary>The dead-letter table, created by <paramref name="createSql"/>; its comment names <paramref name="addPayloadBytes"/>.</summary>
+    public static SchemaObject DeadLetterTable(string addPayloadBytes, string createSql) =>
+        new(ReadingTables.DeadLetterTable, SchemaObjectKind.Table, StorageTier.Hot, DeadLetterComment(addPayloadBytes), createSql);
+
+    /// <summary>The dead-letter table's columns in their order, typed for one database (<see cref="Columns"/>).</summary>
+    public static string DeadLetterColumns(string id, string idConstraints, string timestamp, string text, string bytes) =>
+        Columns([
+            ("id", id, idConstraints),
+            ("received_at", timestamp, "NOT NULL"),
+            ("topic", text, "NOT NULL"),
+            ("client_id", text, ""),
+            ("reason", text, "NOT NULL"),
+            ("detail", text, "NOT NULL"),
+            ("payload", text, "NOT NULL"),
+            ("payload_bytes", bytes, ""),
+        ]);
+
+    /// <summary>
     /// The dead-letter table's comment, naming the statement that adds payload_bytes to a table made by an older
     /// Saito (which a store runs on start).
     /// </summary>
-    public static string DeadLetterComment(string addPayloadBytes) =>
+    private static string DeadLetterComment(string addPayloadBytes) =>
         "Messages (or single readings) Saito could not store as readings, with the reason. Newest: ORDER BY id DESC.\n" +
         "payload is the rejected bytes as text, exactly, when they are UTF-8 without NUL; otherwise a 4096-character preview,\n" +
         "and payload_bytes holds the exact bytes (NULL when payload is exact). A table made by an older Saito has no\n" +

@@ -207,9 +207,9 @@ public sealed partial class SqlServerReadingStore
         }
     }
 
-    [LoggerMessage(3100, LogLevel.Information, "Added {What} to {Store}")]
+    [LoggerMessage(4300, LogLevel.Information, "Added {What} to {Store}")]
     private partial void LogAdded(string what, string store);
 
-    [LoggerMessage(3103, LogLevel.Warning, "Could not release the schema lock; its connection is dropped from the pool instead")]
+    [LoggerMessage(4303, LogLevel.Warning, "Could not release the schema lock; its connection is dropped from the pool instead")]
     private partial void LogSchemaLockNotReleased(Exception exception);
 }

@@ -185,7 +185,7 @@ public sealed partial class SqlServerReadingStore
     }
 
 
-    [LoggerMessage(3101, LogLevel.Debug, "{Table}: a copy of {Rows} readings held duplicates (3604); copying them again through a staging table to count them")]
+    [LoggerMessage(4301, LogLevel.Debug, "{Table}: a copy of {Rows} readings held duplicates (3604); copying them again through a staging table to count them")]
     private partial void LogDuplicatesStaged(string table, int rows);
 
     /// <summary>Counts "Duplicate key was ignored." (3604) messages; SqlClient may raise them on any thread.</summary>

@@ -223,7 +223,7 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     public override void ConnectionsLost() => Microsoft.Data.SqlClient.SqlConnection.ClearAllPools();
 
     /// <summary>Little to release: connections go back to SqlClient's pools when each call ends.</summary>
-    public override async ValueTask DisposeAsync()
+    private protected override async ValueTask DisposeCoreAsync()
     {
         await _source.DisposeAsync();
         await _queries.DisposeAsync();
@@ -254,6 +254,6 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     internal static Task<SqlConnection> OpenConnectionAsync(string connectionString, CancellationToken cancellationToken) =>
         SqlServerDataSource.OpenConnectionAsync(connectionString, cancellationToken);
 
-    [LoggerMessage(3102, LogLevel.Debug, "{Count} device(s) registered concurrently by another writer (attempt {Attempt}); registering them again")]
+    [LoggerMessage(4302, LogLevel.Debug, "{Count} device(s) registered concurrently by another writer (attempt {Attempt}); registering them again")]
     private partial void LogRegisterRace(int count, int attempt);
 }

@@ -8,7 +8,7 @@ namespace Saito.Storage.Sqlite;
 /// Microsoft.Data.Sqlite loaded, on pointers held for a statement's life. SQLitePCLRaw's own calls take a
 /// <see cref="SafeHandle"/> each, so every bind, step and reset adds a reference and releases it again (two interlocked
 /// operations) and switches the thread out of and back into the runtime's cooperative mode: about ten calls a row, 5 %
-/// of the writer thread in a profile of 320 sensors (docs/benchmarks.md).
+/// of the writer thread in a profile of 320 sensors (benchmarks/results/HISTORY.md).
 /// <para>
 /// The binds and <c>sqlite3_changes</c> are short, never block (the writer connection is used by one thread at a time)
 /// and never call back into .NET, so they skip the GC transition (<see cref="SuppressGCTransitionAttribute"/>);

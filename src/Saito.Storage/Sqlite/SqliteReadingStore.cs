@@ -305,7 +305,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
         _ => throw new ArgumentOutOfRangeException(nameof(tier), tier, null),
     };
 
-    public override async ValueTask DisposeAsync()
+    private protected override async ValueTask DisposeCoreAsync()
     {
         if (_disposed)
         {

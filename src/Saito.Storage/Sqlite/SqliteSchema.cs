@@ -88,45 +88,18 @@ public static class SqliteSchema
         return SchemaScript.Render(header, ["PRAGMA journal_mode = WAL"], Objects(tier));
     }
 
-    private static SchemaObject DeviceTable() => new(
-        ReadingTables.DeviceTable,
-        SchemaObjectKind.Table,
-        StorageTier.Hot,
-        "Registered devices: the readings' device_id. A hello message updates kind, channels, firmware, hub and last_hello; ingestion sets last_seen every few seconds; staff set retired_at through the registry.",
+    private static SchemaObject DeviceTable() => SchemaScript.DeviceTable(
         $"""
          CREATE TABLE IF NOT EXISTS {ReadingTables.DeviceTable} (
-         {SchemaScript.Columns([
-             ("id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"),
-             ("serial", "TEXT", "NOT NULL UNIQUE"),
-             ("kind", "TEXT", ""),
-             ("channels", "INTEGER", ""),
-             ("firmware", "TEXT", ""),
-             ("hub", "TEXT", ""),
-             ("first_seen", "INTEGER", "NOT NULL"),
-             ("last_hello", "INTEGER", ""),
-             ("last_seen", "INTEGER", ""),
-             ("retired_at", "INTEGER", ""),
-         ])}
+         {SchemaScript.DeviceColumns("PRIMARY KEY AUTOINCREMENT", "NOT NULL UNIQUE", "NOT NULL", integer: "INTEGER", text: "TEXT", timestamp: "INTEGER")}
          ) STRICT
          """);
 
-    private static SchemaObject DeadLetterTable() => new(
-        ReadingTables.DeadLetterTable,
-        SchemaObjectKind.Table,
-        StorageTier.Hot,
-        SchemaScript.DeadLetterComment("ALTER TABLE dead_letter ADD COLUMN payload_bytes BLOB"),
+    private static SchemaObject DeadLetterTable() => SchemaScript.DeadLetterTable(
+        "ALTER TABLE dead_letter ADD COLUMN payload_bytes BLOB",
         $"""
          CREATE TABLE IF NOT EXISTS {ReadingTables.DeadLetterTable} (
-         {SchemaScript.Columns([
-             ("id", "INTEGER", "PRIMARY KEY"),
-             ("received_at", "INTEGER", "NOT NULL"),
-             ("topic", "TEXT", "NOT NULL"),
-             ("client_id", "TEXT", ""),
-             ("reason", "TEXT", "NOT NULL"),
-             ("detail", "TEXT", "NOT NULL"),
-             ("payload", "TEXT", "NOT NULL"),
-             ("payload_bytes", "BLOB", ""),
-         ])}
+         {SchemaScript.DeadLetterColumns(id: "INTEGER", idConstraints: "PRIMARY KEY", timestamp: "INTEGER", text: "TEXT", bytes: "BLOB")}
          ) STRICT
          """);
 

@@ -83,10 +83,7 @@ internal sealed class SqliteWriter : IDisposable
     {
         cancellationToken.ThrowIfCancellationRequested();
         using var transaction = _connection.BeginTransaction(deferred: false);
-        long sent = 0;
-        long inserted = 0;
-        long conflicted = 0;
-        List<DeadLetter>? conflicts = null;
+        var tally = new BatchTally();
         foreach (var kind in ReadingKinds.All)
         {
             var readings = batch.Of(kind);
@@ -107,7 +104,7 @@ internal sealed class SqliteWriter : IDisposable
                 int index = order.IndexAt(position);
                 if (insert.Execute(readings[index], order.Ids[index]) == 1)
                 {
-                    inserted++;
+                    tally.Inserted++;
                     continue;
                 }
 
@@ -115,22 +112,23 @@ internal sealed class SqliteWriter : IDisposable
                 var outcome = insert.Reconcile(readings[index], out var conflict);
                 if ((outcome & DuplicateOutcome.Added) != 0)
                 {
-                    inserted++;
+                    tally.Inserted++;
                 }
                 else if (conflict is not null)
                 {
-                    conflicted++;
+                    tally.Conflicted++;
                 }
 
                 if (conflict is not null)
                 {
-                    (conflicts ??= []).Add(conflict);
+                    (tally.Conflicts ??= []).Add(conflict);
                 }
             }
 
-            sent += readings.Count;
+            tally.Sent += readings.Count;
         }
 
+        var conflicts = tally.Conflicts;
         int deadLetterCount = batch.DeadLetters.Count + (conflicts?.Count ?? 0);
         if (deadLetterCount > 0)
         {
@@ -154,7 +152,7 @@ internal sealed class SqliteWriter : IDisposable
 
         cancellationToken.ThrowIfCancellationRequested();
         transaction.Commit();
-        return new BatchWriteResult(inserted, sent - inserted - conflicted, deadLetterCount);
+        return tally.Result(deadLetterCount);
     }
 
     /// <summary>The devices' ids and hubs, registering those that are new, in one transaction (all or nothing).</summary>

@@ -58,7 +58,7 @@ public sealed class SaitoServer : IAsyncDisposable
             try
             {
                 await app.StartAsync();
-                await app.Services.GetRequiredService<ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(60));
+                await app.Services.GetRequiredService<StorageStartup>().Ready.WaitAsync(TimeSpan.FromSeconds(60));
                 if (app.Services.GetService<Saito.Mqtt.Broker.MqttBroker>() is { } broker)
                 {
                     // The broker answers connections once the registry's start-up work is done.

@@ -1,5 +1,4 @@
 using Saito.Payloads;
-using Saito.Benchmarks;
 using Saito.Readings;
 
 namespace Saito.Ingestion.Tests.Parsing;

@@ -1,6 +1,8 @@
 using System.Globalization;
 using System.Text;
 using System.Text.RegularExpressions;
+using Saito.Ingestion.Pipeline;
+using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Payloads;
 using Saito.Readings;
 
@@ -127,13 +129,16 @@ public sealed partial class ProtocolDocExamplesTests
         }
 
         // device-hub=north-1 sites=north-1:north,south-1:south: the device is registered, bound to north-1, and the hubs
-        // have these sites (a hub not listed has none). The rule of MessageIngestor and docs/security.md: a device bound
-        // to a hub of a site takes messages only from hubs of that site.
+        // have these sites (a hub not listed has none), judged by ingestion's own rule.
         if (attributes.TryGetValue("device-hub", out string? home))
         {
-            var sites = (attributes.TryGetValue("sites", out string? listed) ? listed.Split(',') : [])
-                .Select(p => p.Split(':')).ToDictionary(p => p[0], p => p[1], StringComparer.Ordinal);
-            if (home != parsed.Hub && sites.TryGetValue(home, out string? site) && sites.GetValueOrDefault(parsed.Hub) != site)
+            var sites = new ListedHubSites();
+            foreach (string[] pair in (attributes.TryGetValue("sites", out string? listed) ? listed.Split(',') : []).Select(p => p.Split(':')))
+            {
+                sites[pair[0]] = pair[1];
+            }
+
+            if (home != parsed.Hub && HubSiteRules.Refusal(sites, parsed, home) is not null)
             {
                 return (0, 1, [DeadLetterReasons.DeviceOfAnotherSite]);
             }

@@ -1,7 +1,4 @@
-using System.Diagnostics.Metrics;
 using Microsoft.Data.Sqlite;
-using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Logging.Abstractions;
 using Saito.Ingestion.Pipeline;
 using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Readings;
@@ -12,30 +9,27 @@ namespace Saito.Ingestion.Tests.Pipeline;
 /// <summary>
 /// <see cref="DeviceRegistrar"/> on a real SQLite store: serials asked for together are registered together, a batch
 /// that fails for a moment is retried, and one the database refuses costs only the serial at fault. And what
-/// <see cref="DeviceRegistry"/> knows of each device's hub (hub sites, docs/security.md): of two answers from the
+/// <see cref="DeviceHubs"/> knows of each device's hub (hub sites, docs/security.md): of two answers from the
 /// database the later question wins, and every hub is read again once per interval.
 /// </summary>
 public sealed class DeviceRegistrarTests : IAsyncLifetime
 {
-    private readonly SqliteTestStorage _storage = new();
-    private readonly ServiceProvider _services = new ServiceCollection().AddMetrics().BuildServiceProvider();
+    private SqliteDeviceStore _db = null!;
     private IReadingStore _store = null!;
     private DeviceRegistrar _registrar = null!;
     private DeviceRegistry _registry = null!;
+    private DeviceHubs _hubs = null!;
 
     private static CancellationToken Ct => TestContext.Current.CancellationToken;
 
     public async ValueTask InitializeAsync()
     {
         // A one-second busy timeout, so that a file held by another connection fails (transiently) soon.
-        var options = new StorageOptions { HotPath = _storage.HotPath, ArchivePath = _storage.ArchivePath, CommandTimeoutSeconds = 1 };
-        _store = ReadingStores.Create(options, NullLoggerFactory.Instance);
-        await _store.EnsureSchemaAsync(Ct);
-        var resilience = new StorageResilience(_store, new StorageHealth(), new IngestionMetrics(_services.GetRequiredService<IMeterFactory>()),
-            TimeProvider.System, NullLogger<StorageResilience>.Instance);
-        _registrar = new DeviceRegistrar(_store, resilience.Pipeline);
-        _registry = new DeviceRegistry(_store, resilience, new NewDeviceLimiter(1000, TimeProvider.System),
-            options: Microsoft.Extensions.Options.Options.Create(new IngestionOptions { DeviceHubRecheckSeconds = 1 }));
+        _db = await SqliteDeviceStore.CreateAsync(new StorageOptions { CommandTimeoutSeconds = 1 }, Ct);
+        _store = _db.Store;
+        _registrar = new DeviceRegistrar(_store, _db.Resilience.Pipeline);
+        _hubs = _db.NewHubs(recheckSeconds: 1);
+        _registry = new DeviceRegistry(_store, _db.Resilience, new NewDeviceLimiter(1000, TimeProvider.System), _hubs);
     }
 
     [Fact]
@@ -74,7 +68,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     [Fact]
     public async Task A_batch_the_database_refuses_is_registered_one_serial_at_a_time_and_only_the_refused_serial_fails()
     {
-        await ExecuteAsync("CREATE TRIGGER refuse_serial BEFORE INSERT ON device WHEN NEW.serial = 'wrist-bad' BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END");
+        await _db.ExecuteAsync("CREATE TRIGGER refuse_serial BEFORE INSERT ON device WHEN NEW.serial = 'wrist-bad' BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END", Ct);
         Task<RegisteredDevice> first;
         List<Task<RegisteredDevice>> batch;
         using (var holder = await HoldWriteLockAsync())
@@ -100,7 +94,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     /// <summary>Another connection holding the hot file's write lock (as the archiver or a person's sqlite3 can) until disposed.</summary>
     private async Task<WriteLock> HoldWriteLockAsync()
     {
-        var connection = new SqliteConnection($"Data Source={_storage.HotFile};Pooling=False");
+        var connection = new SqliteConnection($"Data Source={_db.Storage.HotFile};Pooling=False");
         await connection.OpenAsync(Ct);
         return new WriteLock(connection, connection.BeginTransaction(deferred: false));
     }
@@ -119,16 +113,16 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     [Fact]
     public void Of_two_answers_for_one_device_the_one_asked_later_is_kept_whichever_is_recorded_last()
     {
-        long earlier = _registry.NextBindingSequence(); // a reread asks the database ...
-        _registry.Bind("wrist-1", "south-1"); // ... staff move the device meanwhile ...
-        _registry.Bind("wrist-1", "north-1", earlier); // ... and the reread's older answer arrives last
+        long earlier = _hubs.NextBindingSequence(); // a reread asks the database ...
+        _hubs.Bind("wrist-1", "south-1"); // ... staff move the device meanwhile ...
+        _hubs.Bind("wrist-1", "north-1", earlier); // ... and the reread's older answer arrives last
 
-        _registry.HubOf("wrist-1").ShouldBe("south-1");
+        _hubs.HubOf("wrist-1").ShouldBe("south-1");
 
-        _registry.Bind("wrist-1", null, _registry.NextBindingSequence());
-        _registry.HubOf("wrist-1").ShouldBeNull();
-        _registry.Bind("wrist-1", "north-1", earlier);
-        _registry.HubOf("wrist-1").ShouldBeNull("an unbinding is an answer too: an older one does not undo it");
+        _hubs.Bind("wrist-1", null, _hubs.NextBindingSequence());
+        _hubs.HubOf("wrist-1").ShouldBeNull();
+        _hubs.Bind("wrist-1", "north-1", earlier);
+        _hubs.HubOf("wrist-1").ShouldBeNull("an unbinding is an answer too: an older one does not undo it");
     }
 
     [Fact]
@@ -136,33 +130,24 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     {
         (await _registry.GetIdAsync("wrist-1", "north-1", Ct)).ShouldNotBeNull();
         await _registry.LoadAsync(Ct);
-        _registry.HubOf("wrist-1").ShouldBe("north-1");
-        _registry.RefreshHubsIfDue().ShouldBeNull("just loaded: not due");
+        _hubs.HubOf("wrist-1").ShouldBe("north-1");
+        _hubs.RefreshHubsIfDue().ShouldBeNull("just loaded: not due");
 
         // Another Saito sharing the database moved the device.
-        await ExecuteAsync("UPDATE device SET hub = 'south-1' WHERE serial = 'wrist-1'");
+        await _db.ExecuteAsync("UPDATE device SET hub = 'south-1' WHERE serial = 'wrist-1'", Ct);
 
         var deadline = DateTime.UtcNow.AddSeconds(30);
         Task? refresh;
-        while ((refresh = _registry.RefreshHubsIfDue()) is null)
+        while ((refresh = _hubs.RefreshHubsIfDue()) is null)
         {
             DateTime.UtcNow.ShouldBeLessThan(deadline, "a refresh was due after one second");
             await Task.Delay(20, Ct);
         }
 
         await refresh.WaitAsync(TimeSpan.FromSeconds(30), Ct);
-        _registry.HubOf("wrist-1").ShouldBe("south-1");
-        _registry.HubRefreshes.ShouldBe(1);
-        _registry.RefreshHubsIfDue().ShouldBeNull("the next one is an interval away");
-    }
-
-    private async Task ExecuteAsync(string sql)
-    {
-        await using var connection = new SqliteConnection($"Data Source={_storage.HotFile};Pooling=False");
-        await connection.OpenAsync(Ct);
-        await using var command = connection.CreateCommand();
-        command.CommandText = sql;
-        await command.ExecuteNonQueryAsync(Ct);
+        _hubs.HubOf("wrist-1").ShouldBe("south-1");
+        _hubs.HubRefreshes.ShouldBe(1);
+        _hubs.RefreshHubsIfDue().ShouldBeNull("the next one is an interval away");
     }
 
     private static async Task WaitForAsync(Func<bool> condition, string what)
@@ -182,9 +167,8 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
     public async ValueTask DisposeAsync()
     {
         await _registry.DisposeAsync();
+        await _hubs.DisposeAsync();
         await _registrar.DisposeAsync();
-        await _store.DisposeAsync();
-        await _services.DisposeAsync();
-        await _storage.DisposeAsync();
+        await _db.DisposeAsync();
     }
 }

@@ -80,7 +80,7 @@ public sealed class IngestCGeneratorTests : IDisposable
         results.GetProperty("mosquitto_tool_cores").GetDouble().ShouldBeGreaterThan(0);
         results.GetProperty("mosquitto_machine_cores").GetDouble().ShouldBeGreaterThan(0, "what the machine did while Mosquitto ran");
 
-        // CPU per reading, derived from the cores and the rates above (docs/benchmarks.md, "CPU per reading").
+        // CPU per reading, derived from the cores and the rates above (benchmarks/results/HISTORY.md, "CPU per reading").
         double rate = results.GetProperty("committed_readings_per_s").GetDouble();
         double mosquittoRate = results.GetProperty("mosquitto_accepted_readings_per_s").GetDouble();
         var costs = results.GetProperty("cpu_us_per_reading");

@@ -22,7 +22,7 @@ public sealed class HeldDatabase : IAsyncDisposable
     {
         // The warm-up must be committed before the hold, and a publish now waits while Saito prepares the schema:
         // wait for it first, so the warm-up's own deadline is spent on the commit alone.
-        await saito.Services.GetRequiredService<ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(60), token);
+        await saito.Services.GetRequiredService<StorageStartup>().Ready.WaitAsync(TimeSpan.FromSeconds(60), token);
         await using (var warm = await RawMqttConnection.OpenAsync(saito.Endpoint, token))
         {
             await warm.ConnectAsync(MqttProtocolVersion.V500, "warm-" + Guid.NewGuid().ToString("N")[..8]);

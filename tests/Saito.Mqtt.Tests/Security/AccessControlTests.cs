@@ -42,7 +42,7 @@ public sealed class AccessControlTests : IAsyncLifetime
 
         // Readings are refused ("preparing the database") until the schema is ready, which on a busy machine can be
         // after the first publish: the tests here are about access, so they start once storage is ready.
-        await _saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.ReadingWriterPool>().Ready.WaitAsync(TimeSpan.FromSeconds(60), Token);
+        await _saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.StorageStartup>().Ready.WaitAsync(TimeSpan.FromSeconds(60), Token);
     }
 
     private RSA? _hubCaKey;

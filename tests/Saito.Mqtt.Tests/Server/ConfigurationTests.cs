@@ -15,6 +15,8 @@ public sealed class ConfigurationTests
     [InlineData("--Mqtt:MaxPacketSize=10", "MaxPacketSize")]
     [InlineData("--Mqtt:RequestClientCertificate=true", "Mqtt:ClientCaPath is not")]
     [InlineData("--Mqtt:StartupWaitSeconds=601", "StartupWaitSeconds")]
+    [InlineData("--Mqtt:ConnectionSummarySeconds=0", "Mqtt:ConnectionSummarySeconds must be between 1 and 86400")]
+    [InlineData("--Mqtt:ConnectionSummarySeconds=86401", "Mqtt:ConnectionSummarySeconds must be between 1 and 86400")]
     public async Task A_bad_setting_stops_the_server_at_start_with_a_message_that_names_it(string setting, string expected)
     {
         // Kestrel reads the MQTT options while the app is built, so a bad one stops Build() or, at the latest, StartAsync().
@@ -54,7 +56,7 @@ public sealed class ConfigurationTests
         await using var saito = await SaitoBrokerInstance.StartAsync();
         // Storage reports Unhealthy ("preparing the database") until the schema is in place, which on a slow machine
         // can be after the HTTP port opens: ask once it is ready.
-        await saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.ReadingWriterPool>().Ready
+        await saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.StorageStartup>().Ready
             .WaitAsync(TimeSpan.FromSeconds(30), TestContext.Current.CancellationToken);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
         (await client.ConnectAsync(Packets.MqttProtocolVersion.V500, "health-probe")).ReasonCode.ShouldBe((byte)0);

@@ -21,7 +21,7 @@ public sealed class StartupPublishTests
             await using var held = await HeldDatabase.HoldFileAsync(Path.Combine(hot, "saito-hot.db"), token);
 
             await using var saito = await SaitoBrokerInstance.StartAsync([$"Storage:HotPath={hot}", "Storage:CommandTimeoutSeconds=1"]);
-            var ready = saito.Services.GetRequiredService<ReadingWriterPool>().Ready;
+            var ready = saito.Services.GetRequiredService<StorageStartup>().Ready;
             string device = "wrist-" + Guid.NewGuid().ToString("N")[..8];
             await using var hub = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
             (await hub.ConnectAsync(MqttProtocolVersion.V500, "hub-startup")).ReasonCode.ShouldBe((byte)0);

@@ -171,15 +171,15 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
 
         // A hub forging many messages for a device of another site costs one reread of its hub, not one per message.
         await SendAsync("north-1", "wrist-4", "biosensor", Reading(60));
-        var registry = server.Services.GetRequiredService<Saito.Ingestion.Pipeline.DeviceRegistry>();
-        long rereads = registry.HubRereads;
+        var hubs = server.Services.GetRequiredService<Saito.Ingestion.Pipeline.DeviceHubs>();
+        long rereads = hubs.HubRereads;
         var forged = Enumerable.Range(0, 50).Select(i => Reading(100 + i)).ToList();
         var (exitCode, output) = await ExternalCommand.RunAsync(ExternalClientSettings.MosquittoPub,
             ["-h", "127.0.0.1", "-p", server.MqttPort.ToString(CultureInfo.InvariantCulture), "-u", "south-1", "-P", secrets["south-1"], "-q", "1", "-t", "saito/south-1/wrist-4/biosensor", "-l"],
             TimeSpan.FromSeconds(60), Ct, string.Join('\n', forged) + "\n");
         exitCode.ShouldBe(0, output);
         (await store.ReadDeadLettersAsync(100, Ct)).Count(l => l.Topic == "saito/south-1/wrist-4/biosensor").ShouldBe(50);
-        registry.HubRereads.ShouldBe(rereads + 1);
+        hubs.HubRereads.ShouldBe(rereads + 1);
         (await HeartRatesAsync(store, (await store.LoadDevicesAsync(Ct))["wrist-4"])).ShouldBe([60]);
     }
 
@@ -201,7 +201,7 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
         }
 
         var store = server.Services.GetRequiredService<IReadingStore>();
-        var registry = server.Services.GetRequiredService<Saito.Ingestion.Pipeline.DeviceRegistry>();
+        var hubs = server.Services.GetRequiredService<Saito.Ingestion.Pipeline.DeviceHubs>();
         var waited = System.Diagnostics.Stopwatch.StartNew();
         int sent = 0;
         while (true)
@@ -216,8 +216,8 @@ public sealed class HubSiteTests(PostgresServer postgres) : IClassFixture<Postgr
             waited.Elapsed.ShouldBeLessThan(TimeSpan.FromSeconds(60), $"north-1 was still taken for wrist-7 after {sent} messages");
         }
 
-        registry.HubRefreshes.ShouldBeGreaterThan(0);
-        registry.HubOf("wrist-7").ShouldBe("south-1");
+        hubs.HubRefreshes.ShouldBeGreaterThan(0);
+        hubs.HubOf("wrist-7").ShouldBe("south-1");
         (await HeartRatesAsync(store, (await store.LoadDevicesAsync(Ct))["wrist-7"])).Length.ShouldBe(sent, "every message before the refused one was stored");
     }
 

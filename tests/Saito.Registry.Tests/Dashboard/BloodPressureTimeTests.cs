@@ -1,7 +1,5 @@
 using System.Text.Json;
-using Saito.Readings;
 using Saito.Registry.Tests.Infrastructure;
-using Saito.Server.Dashboard;
 using Saito.Storage.Keys;
 using static Saito.Registry.Tests.Dashboard.DashboardTestSteps;
 
@@ -10,33 +8,11 @@ namespace Saito.Registry.Tests.Dashboard;
 /// <summary>
 /// Issue 32, item 9: an aide (who does not see blood pressure) learns nothing of when it was measured: a reading
 /// carrying only blood pressure moves neither the tile's "vitals at" nor a device's last reading for them, in the
-/// model, in the tiles the live hub answers on Watch, and in its pushes.
+/// tiles the live hub answers on Watch and in its pushes (the model's side: Saito.Live.Tests' TileVitalsTests).
 /// </summary>
 public sealed class BloodPressureTimeTests
 {
     private static CancellationToken Ct => TestContext.Current.CancellationToken;
-
-    private static readonly DateTime T0 = new(2026, 12, 5, 9, 0, 0, DateTimeKind.Utc);
-
-    [Fact]
-    public void A_reading_with_only_blood_pressure_moves_vitals_at_only_for_those_who_see_it()
-    {
-        var vitals = new TileVitals();
-        vitals.Observe(7, Reading.Biosensor(7, 0, T0, T0.AddSeconds(1), 80, null, null, 33.1));
-        vitals.Observe(7, Reading.Biosensor(7, 0, T0.AddSeconds(30), T0.AddSeconds(31), null, 120, 80, null));
-
-        vitals.VitalsAt(seesBloodPressure: false).ShouldBe(T0);
-        vitals.LastReading(7, seesBloodPressure: false).ShouldBe(T0.AddSeconds(1));
-        vitals.VitalsAt(seesBloodPressure: true).ShouldBe(T0.AddSeconds(30));
-        vitals.LastReading(7, seesBloodPressure: true).ShouldBe(T0.AddSeconds(31));
-        (vitals.HeartRate, vitals.Systolic, vitals.Diastolic, vitals.SkinTemperature).ShouldBe((80d, 120d, 80d, 33.1));
-
-        // A late heart rate older than the blood pressure still counts for the aide (each side keeps its own time).
-        vitals.Observe(7, Reading.Biosensor(7, 0, T0.AddSeconds(10), T0.AddSeconds(40), 90, null, null, null));
-        vitals.VitalsAt(seesBloodPressure: false).ShouldBe(T0.AddSeconds(10));
-        vitals.HeartRate.ShouldBe(90);
-        vitals.VitalsAt(seesBloodPressure: true).ShouldBe(T0.AddSeconds(30));
-    }
 
     [Fact]
     public async Task The_live_hub_never_tells_an_aide_when_blood_pressure_was_taken()

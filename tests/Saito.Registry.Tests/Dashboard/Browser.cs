@@ -39,13 +39,13 @@ public sealed class Browser : IAsyncDisposable
         return new Browser(playwright, browser);
     }
 
-    /// <summary>A tablet-sized page in a context of its own (its own cookies).</summary>
-    public async Task<IPage> NewPageAsync(Uri baseAddress)
+    /// <summary>A page in a context of its own (its own cookies); tablet-sized unless told.</summary>
+    public async Task<IPage> NewPageAsync(Uri baseAddress, int width = 1280, int height = 800)
     {
         var context = await Chromium.NewContextAsync(new BrowserNewContextOptions
         {
             BaseURL = baseAddress.ToString(),
-            ViewportSize = new ViewportSize { Width = 1280, Height = 800 },
+            ViewportSize = new ViewportSize { Width = width, Height = height },
         });
         context.SetDefaultTimeout(30_000);
         return await context.NewPageAsync();
@@ -74,10 +74,13 @@ public sealed class Browser : IAsyncDisposable
         }
     }
 
-    public static async Task ScreenshotAsync(IPage page, string name)
+    /// <summary>The whole page, or only what the viewport shows (<paramref name="fullPage"/> false); returns the file's path.</summary>
+    public static async Task<string> ScreenshotAsync(IPage page, string name, bool fullPage = true)
     {
         ArgumentNullException.ThrowIfNull(page);
-        await page.ScreenshotAsync(new PageScreenshotOptions { Path = Path.Combine(ScreenshotFolder, name + ".png"), FullPage = true });
+        string path = Path.Combine(ScreenshotFolder, name + ".png");
+        await page.ScreenshotAsync(new PageScreenshotOptions { Path = path, FullPage = fullPage });
+        return path;
     }
 
     public async ValueTask DisposeAsync()

@@ -11,6 +11,7 @@ using Saito.Registry.Hosting;
 using Saito.Registry.Model;
 using Saito.Registry.Notices;
 using Saito.Registry.Tests.Infrastructure;
+using Saito.Storage;
 using Saito.Storage.Keys;
 
 namespace Saito.Registry.Tests.Notices;

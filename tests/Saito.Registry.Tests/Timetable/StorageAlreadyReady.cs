@@ -1,4 +1,4 @@
-using Saito.Registry.Hosting;
+using Saito.Storage;
 
 namespace Saito.Registry.Tests.Timetable;
 

@@ -38,7 +38,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         var readings = Enumerable.Range(0, 10).SelectMany(s => new[] { Pressure(1, 0, s, 100 + s), Pressure(2, 0, s, 200 + s) }).ToList();
         await store.WriteAsync(TestReadings.Batch(readings), Ct);
 
-        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(2), At(5)), new(2, At(8), At(20))], 1000, null, Ct);
+        var read = await store.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(2), At(5)), new(2, At(8), At(20))], 1000, null, Ct);
 
         read.ShouldBe([Pressure(1, 0, 2, 102), Pressure(1, 0, 3, 103), Pressure(1, 0, 4, 104), Pressure(2, 0, 8, 208), Pressure(2, 0, 9, 209)]);
     }
@@ -49,7 +49,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         var (store, _) = await NewStoreAsync(KeyStrategy.Natural);
         await store.WriteAsync(TestReadings.Batch([Pressure(2, 0, 1, 5), Pressure(1, 1, 1, 4), Pressure(1, 0, 1, 3), Pressure(1, 0, 0, 1), Pressure(3, 0, 0, 9)]), Ct);
 
-        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(60)), new(2, At(0), At(60))], 3, null, Ct);
+        var read = await store.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(60)), new(2, At(0), At(60))], 3, null, Ct);
 
         read.ShouldBe([Pressure(1, 0, 0, 1), Pressure(1, 0, 1, 3), Pressure(1, 1, 1, 4)]);
     }
@@ -67,8 +67,8 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         (await store.CountAsync(ReadingKind.Pressure, StorageTier.Archive, Ct)).ShouldBe(5);
         (await store.CountAsync(ReadingKind.Pressure, StorageTier.Hot, Ct)).ShouldBe(7);
 
-        var read = await Queries(store).ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(10))], 1000, null, Ct);
-        var buckets = await Queries(store).DownsampleAsync(ReadingKind.Pressure, [new(1, At(0), At(10))], At(0), At(10), TimeSpan.FromMinutes(1), null, Ct);
+        var read = await store.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(0), At(10))], 1000, null, Ct);
+        var buckets = await store.DownsampleAsync(ReadingKind.Pressure, [new(1, At(0), At(10))], At(0), At(10), TimeSpan.FromMinutes(1), null, Ct);
 
         read.ShouldBe(readings);
         var bucket = buckets.ShouldHaveSingleItem();
@@ -91,7 +91,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
             Pressure(3, 0, 99, 7),
         ]), Ct);
 
-        var latest = await Queries(store).LatestAsync(ReadingKind.Pressure, [2, 1, 4], null, Ct);
+        var latest = await store.LatestAsync(ReadingKind.Pressure, [2, 1, 4], null, Ct);
 
         latest.ShouldBe([Pressure(1, 0, 30, 2), Pressure(1, 5, 20, 4), Pressure(2, 0, 1, 6)]);
     }
@@ -119,7 +119,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
             heartTooLongBefore, pressureTwoHoursLater, heartWithinTheHour, pressureFiftyMinutesLater]), Ct);
         // The first two seconds go to the archive tier: the filter holds for both tiers.
         await ArchiveAsync(storage.Options(keys), cutoff: At(2), ReadingKind.Biosensor);
-        var queries = Queries(store);
+        IReadingQueries queries = store;
         ValueField[] visible = [ValueField.HeartRate, ValueField.SkinTemperature];
         DeviceInterval[] all = [new(1, At(0), At(60))];
 
@@ -158,7 +158,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         ]), Ct);
 
         // From 09:00:03: the first bucket still starts at 09:00:00 (buckets are aligned to the epoch), holding only :05.
-        var buckets = await Queries(store).DownsampleAsync(ReadingKind.Biosensor, [new(1, At(0), At(60))], At(3), At(30), TimeSpan.FromSeconds(10),
+        var buckets = await store.DownsampleAsync(ReadingKind.Biosensor, [new(1, At(0), At(60))], At(3), At(30), TimeSpan.FromSeconds(10),
             [ValueField.HeartRate, ValueField.Systolic, ValueField.SkinTemperature], Ct);
 
         buckets.Select(b => (b.DeviceId, b.Channel, b.Start, b.Count)).ShouldBe([(1, 0, At(0), 1L), (1, 0, At(10), 2L), (1, 0, At(20), 1L), (1, 1, At(0), 1L)]);
@@ -176,7 +176,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
         await store.WriteAsync(TestReadings.Batch(readings), Ct);
 
         // Device 1 worn until 09:00:30, then device 2 (as an owner's assignment history resolves).
-        var buckets = await Queries(store).DownsampleAsync(ReadingKind.Pressure, [new(1, At(0), At(30)), new(2, At(30), At(200))], At(0), At(90),
+        var buckets = await store.DownsampleAsync(ReadingKind.Pressure, [new(1, At(0), At(30)), new(2, At(30), At(200))], At(0), At(90),
             TimeSpan.FromMinutes(1), null, Ct);
 
         buckets.ShouldBe(
@@ -199,7 +199,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
     {
         var (store, _) = await NewStoreAsync(KeyStrategy.Natural);
         await store.WriteAsync(TestReadings.Batch([Pressure(1, 0, 0, 1)]), Ct);
-        var queries = Queries(store);
+        IReadingQueries queries = store;
 
         (await queries.ReadRangeAsync(ReadingKind.Pressure, [], 10, null, Ct)).ShouldBeEmpty();
         (await queries.ReadRangeAsync(ReadingKind.Pressure, [new(1, At(1), At(60))], 10, null, Ct)).ShouldBeEmpty();
@@ -215,7 +215,7 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
     public async Task Bad_arguments_are_refused_with_a_message_that_says_what_is_wrong()
     {
         var (store, _) = await NewStoreAsync(KeyStrategy.Natural);
-        var queries = Queries(store);
+        IReadingQueries queries = store;
         DeviceInterval[] one = [new(1, At(0), At(60))];
 
         (await Should.ThrowAsync<ArgumentOutOfRangeException>(() => queries.ReadRangeAsync(ReadingKind.Pressure, one, 0, null, Ct))).Message.ShouldContain("limit");
@@ -276,9 +276,6 @@ public abstract class ReadingQueryContractTests : IAsyncLifetime
     }
 
     // ---------------------------------------------------------------- plumbing
-
-    private static IReadingQueries Queries(IReadingStore store) =>
-        store as IReadingQueries ?? throw new InvalidOperationException($"{store.GetType().Name} does not implement {nameof(IReadingQueries)}.");
 
     private static async Task ArchiveAsync(StorageOptions options, DateTime cutoff, ReadingKind kind = ReadingKind.Pressure)
     {

@@ -4,6 +4,7 @@ using FsCheck;
 using FsCheck.Fluent;
 using Saito.Storage.Keys;
 using Saito.Readings;
+using Saito.Readings.Configuration;
 
 namespace Saito.Storage.Tests.Keys;
 

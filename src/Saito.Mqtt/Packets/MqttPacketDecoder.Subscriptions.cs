@@ -1,0 +1,102 @@
+namespace Saito.Mqtt.Packets;
+
+public static partial class MqttPacketDecoder
+{
+    private static SubscribePacket DecodeSubscribe(in MqttFrame frame, MqttProtocolVersion version)
+    {
+        var reader = new MqttFieldReader(frame.Body);
+        var packet = new SubscribePacket { PacketId = ReadNonZeroPacketId(ref reader, "SUBSCRIBE") };
+        packet.Properties = PropertiesOf(ref reader, version, MqttPacketType.Subscribe);
+
+        while (!reader.End)
+        {
+            string filter = reader.ReadString();
+            byte options = reader.ReadByte();
+            int reservedMask = version == MqttProtocolVersion.V500 ? 0xC0 : 0xFC;
+            if ((options & reservedMask) != 0)
+            {
+                throw MqttProtocolException.Malformed("SUBSCRIBE options with reserved bits set");
+            }
+
+            // QoS 3: malformed in 3.1.1 [MQTT-3.8.3-4], a Protocol Error in 5.0 (section 3.8.3.1), as is
+            // Retain Handling 3 (which cannot occur in 3.1.1: those bits are reserved there).
+            if ((options & 0x03) == 3)
+            {
+                throw version == MqttProtocolVersion.V500
+                    ? MqttProtocolException.Protocol("SUBSCRIBE with QoS 3")
+                    : MqttProtocolException.Malformed("SUBSCRIBE with QoS 3");
+            }
+
+            if (((options >> 4) & 0x03) == 3)
+            {
+                throw MqttProtocolException.Protocol("SUBSCRIBE with retain handling 3");
+            }
+
+            packet.Subscriptions.Add(new MqttSubscription
+            {
+                TopicFilter = filter,
+                QoS = (MqttQoS)(options & 0x03),
+                NoLocal = (options & 0x04) != 0,
+                RetainAsPublished = (options & 0x08) != 0,
+                RetainHandling = (MqttRetainHandling)((options >> 4) & 0x03),
+            });
+        }
+
+        if (packet.Subscriptions.Count == 0)
+        {
+            throw MqttProtocolException.Protocol("SUBSCRIBE without a topic filter");
+        }
+
+        return packet;
+    }
+
+    private static SubAckPacket DecodeSubAck(in MqttFrame frame, MqttProtocolVersion version)
+    {
+        var reader = new MqttFieldReader(frame.Body);
+        var packet = new SubAckPacket { PacketId = ReadNonZeroPacketId(ref reader, "SUBACK") };
+        packet.Properties = PropertiesOf(ref reader, version, MqttPacketType.SubAck);
+
+        while (!reader.End)
+        {
+            packet.ReasonCodes.Add((MqttReasonCode)reader.ReadByte());
+        }
+
+        return packet;
+    }
+
+    private static UnsubscribePacket DecodeUnsubscribe(in MqttFrame frame, MqttProtocolVersion version)
+    {
+        var reader = new MqttFieldReader(frame.Body);
+        var packet = new UnsubscribePacket { PacketId = ReadNonZeroPacketId(ref reader, "UNSUBSCRIBE") };
+        packet.Properties = PropertiesOf(ref reader, version, MqttPacketType.Unsubscribe);
+
+        while (!reader.End)
+        {
+            packet.TopicFilters.Add(reader.ReadString());
+        }
+
+        if (packet.TopicFilters.Count == 0)
+        {
+            throw MqttProtocolException.Protocol("UNSUBSCRIBE without a topic filter");
+        }
+
+        return packet;
+    }
+
+    private static UnsubAckPacket DecodeUnsubAck(in MqttFrame frame, MqttProtocolVersion version)
+    {
+        var reader = new MqttFieldReader(frame.Body);
+        var packet = new UnsubAckPacket { PacketId = ReadNonZeroPacketId(ref reader, "UNSUBACK") };
+        if (version == MqttProtocolVersion.V500)
+        {
+            packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.UnsubAck);
+            while (!reader.End)
+            {
+                packet.ReasonCodes.Add((MqttReasonCode)reader.ReadByte());
+            }
+        }
+
+        ExpectEnd(ref reader, "UNSUBACK");
+        return packet;
+    }
+}
