@@ -19,7 +19,7 @@ public sealed partial class ArchitectureTests
     public void The_map_names_every_project_in_src_and_no_other()
     {
         var onDisk = SourceProjects().Keys.Order(StringComparer.Ordinal).ToArray();
-        MapTable().Keys.Order(StringComparer.Ordinal).ShouldBe(onDisk, $"{Map}'s table must list every project in src/ once.");
+        MapTable().Keys.Order(StringComparer.Ordinal).ToArray().ShouldBe(onDisk, $"{Map}'s table must list every project in src/ once.");
     }
 
     [Fact]
