@@ -210,7 +210,7 @@ stop_system_mosquitto
 install_node_clients
 start_test_postgres
 
-# Where the tests find their external programs (see tests/Saito.Mqtt.Tests/ExternalClients).
+# Where the tests find their external programs (see tests/Saito.Testing/ExternalClients).
 export SAITO_TEST_PYTHON="${SAITO_TEST_PYTHON:-/usr/bin/python3}"
 export SAITO_TEST_CLIENTS_DIR="${SAITO_TEST_CLIENTS_DIR:-$clients_dir}"
 export SAITO_TEST_NODE="${SAITO_TEST_NODE:-$(command -v node)}"

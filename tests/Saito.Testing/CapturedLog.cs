@@ -15,6 +15,9 @@ public sealed class CapturedLog(LogLevel minimumLevel = LogLevel.Warning) : ILog
     /// <summary>The text of every line with <paramref name="eventId"/>.</summary>
     public List<string> Lines(int eventId) => [.. _entries.Where(l => l.EventId == eventId).Select(l => l.Text)];
 
+    /// <summary>Every line so far, in order.</summary>
+    public List<LogEntry> Entries => [.. _entries];
+
     /// <summary>Every line logged at or after <paramref name="from"/> (UTC), in order.</summary>
     public List<LogEntry> Since(DateTime from) => [.. _entries.Where(e => e.At >= from)];
 
@@ -42,14 +45,18 @@ public sealed class CapturedLog(LogLevel minimumLevel = LogLevel.Warning) : ILog
             var values = state is IReadOnlyList<KeyValuePair<string, object?>> pairs
                 ? pairs.ToDictionary(p => p.Key, p => p.Value, StringComparer.Ordinal)
                 : [];
-            entries.Enqueue(new LogEntry(DateTime.UtcNow, logLevel, category, eventId.Id, formatter(state, exception), values));
+            entries.Enqueue(new LogEntry(DateTime.UtcNow, logLevel, category, eventId.Id, formatter(state, exception), values, exception?.ToString()));
         }
     }
 }
 
 /// <summary>One line of a <see cref="CapturedLog"/>.</summary>
-public sealed record LogEntry(DateTime At, LogLevel Level, string Category, int EventId, string Text, IReadOnlyDictionary<string, object?> Values)
+public sealed record LogEntry(
+    DateTime At, LogLevel Level, string Category, int EventId, string Text, IReadOnlyDictionary<string, object?> Values, string? Exception)
 {
+    /// <summary>Lines the entry takes in a log file: its text, and a stack trace's lines when it carries an exception.</summary>
+    public int Lines => Text.Split('\n').Length + (Exception?.Split('\n').Length ?? 0);
+
     /// <summary>The named value <paramref name="name"/> as a number (a count of a [LoggerMessage] line).</summary>
     public long Count(string name) => Convert.ToInt64(Values[name], System.Globalization.CultureInfo.InvariantCulture);
 

@@ -1,6 +1,5 @@
 using System.Collections.Concurrent;
 using System.Text;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -64,7 +63,7 @@ public sealed class CrashTests
         }
 
         // Start Saito again on the same database and read what it has.
-        await using var again = await SaitoServer.StartAsync(storage);
+        await using var again = await SaitoHost.StartAsync(storage);
         int id = (await again.Store.LoadDevicesAsync(TestContext.Current.CancellationToken))[device];
         var stored = (await again.Store.ReadAsync(ReadingKind.Biosensor, StorageTier.Hot, id, TestContext.Current.CancellationToken))
             .Select(r => (long)(r.Timestamp - start.AddTicks(-(start.Ticks % TimeSpan.TicksPerMillisecond))).TotalMilliseconds)

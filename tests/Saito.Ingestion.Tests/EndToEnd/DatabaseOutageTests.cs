@@ -20,7 +20,7 @@ public sealed class DatabaseOutageTests
         await using var database = await PostgresTestStorage.CreateAsync();
         var (proxy, throughProxy) = await TcpProxy.ForPostgresAsync(database.ConnectionString, TestContext.Current.CancellationToken);
         await using var _ = proxy;
-        await using var saito = await SaitoServer.StartAsync(database, [$"Storage:ConnectionString={throughProxy}"]);
+        await using var saito = await SaitoHost.StartAsync(database, [$"Storage:ConnectionString={throughProxy}"]);
 
         await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, TestContext.Current.CancellationToken);
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 30_000;
@@ -58,7 +58,7 @@ public sealed class DatabaseOutageTests
         await using var database = await PostgresTestStorage.CreateAsync();
         var (proxy, throughProxy) = await TcpProxy.ForPostgresAsync(database.ConnectionString, token);
         await using var _ = proxy;
-        var saito = await SaitoServer.StartAsync(database, [$"Storage:ConnectionString={throughProxy}"],
+        var saito = await SaitoHost.StartAsync(database, [$"Storage:ConnectionString={throughProxy}"],
             builder => builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(3)));
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 30_000;
         byte[] Reading(int i) => Encoding.UTF8.GetBytes($"{{\"ts\":{baseMs + i},\"hr\":{60 + i}}}");
@@ -91,7 +91,7 @@ public sealed class DatabaseOutageTests
 
         // The hub sends them again to the next Saito, which stores each once.
         proxy.Start();
-        await using var next = await SaitoServer.StartAsync(database);
+        await using var next = await SaitoHost.StartAsync(database);
         await using (var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = next.Port }, token))
         {
             for (int i = 1; i <= 5; i++)

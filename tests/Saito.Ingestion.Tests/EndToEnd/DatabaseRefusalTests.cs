@@ -1,6 +1,5 @@
 using System.Text;
 using Microsoft.Data.Sqlite;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -15,7 +14,7 @@ public sealed class DatabaseRefusalTests
     {
         await using var storage = new SqliteTestStorage();
         // A long batch age, so the six messages below share one batch.
-        await using var saito = await SaitoServer.StartAsync(storage, ["Storage:BatchAgeMilliseconds=500"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Storage:BatchAgeMilliseconds=500"]);
 
         await RefuseHeartRateAsync(storage, 123.5, TestContext.Current.CancellationToken);
 
@@ -45,7 +44,7 @@ public sealed class DatabaseRefusalTests
     {
         var ct = TestContext.Current.CancellationToken;
         await using TestStorage storage = provider == "sqlite" ? new SqliteTestStorage() : await PostgresTestStorage.CreateAsync();
-        await using var saito = await SaitoServer.StartAsync(storage);
+        await using var saito = await SaitoHost.StartAsync(storage);
         await RefuseHeartRateAsync(storage, 123.5, ct);
 
         // A byte order mark, then 100 readings with a note of multi-byte text and escapes the parser ignores: about
@@ -75,7 +74,7 @@ public sealed class DatabaseRefusalTests
     {
         var ct = TestContext.Current.CancellationToken;
         await using TestStorage storage = provider == "sqlite" ? new SqliteTestStorage() : await PostgresTestStorage.CreateAsync();
-        await using var saito = await SaitoServer.StartAsync(storage);
+        await using var saito = await SaitoHost.StartAsync(storage);
 
         // Every byte value, NUL and bytes that are never UTF-8 among them, 20 times over: 5,120 bytes.
         byte[] payload = Enumerable.Range(0, 20 * 256).Select(i => (byte)(i * 7)).ToArray();
@@ -90,7 +89,7 @@ public sealed class DatabaseRefusalTests
     }
 
     /// <summary>Publishes one message at QoS 1, checks it is acknowledged, and returns the one dead letter stored.</summary>
-    private static async Task<DeadLetter> PublishAndReadTheDeadLetterAsync(SaitoServer saito, string topic, byte[] payload, CancellationToken ct)
+    private static async Task<DeadLetter> PublishAndReadTheDeadLetterAsync(SaitoHost saito, string topic, byte[] payload, CancellationToken ct)
     {
         await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, ct);
         var result = await client.PublishAsync(topic, payload, MqttQoS.AtLeastOnce, cancellationToken: ct).WaitAsync(TimeSpan.FromSeconds(30), ct);

@@ -22,7 +22,7 @@ public sealed class DiskSpaceTests
     {
         await using var storage = new SqliteTestStorage();
         await using var volume = await TmpfsVolume.MountAsync(storage.Directory, sizeMegabytes: 24);
-        await using var saito = await SaitoServer.StartAsync(storage, ["Storage:MinFreeDiskMegabytes=8"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Storage:MinFreeDiskMegabytes=8"]);
         await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, TestContext.Current.CancellationToken);
         long baseMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 30_000;
         Task<MqttReasonCode> Publish(int i) => hub.PublishAsync("saito/hub-1/wrist-disk/biosensor",
@@ -36,7 +36,7 @@ public sealed class DiskSpaceTests
 
         var held = Publish(1);
         var writers = saito.Services.GetRequiredService<ReadingWriterPool>();
-        await Waits.UntilAsync(() => writers.QueuedMessages >= 1, "the reading reached the writers' queue");
+        await Eventually.TrueAsync(() => writers.QueuedMessages >= 1, "the reading reached the writers' queue");
         held.IsCompleted.ShouldBeFalse("nothing is acknowledged while it cannot be stored");
         (await saito.Store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, TestContext.Current.CancellationToken)).ShouldBe(1);
 

@@ -2,7 +2,6 @@ using System.Globalization;
 using System.Net;
 using System.Text;
 using Microsoft.Data.Sqlite;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -16,12 +15,12 @@ namespace Saito.Ingestion.Tests.EndToEnd;
 public sealed class EmbeddedBrokerTests : IAsyncLifetime
 {
     private readonly SqliteTestStorage _storage = new();
-    private SaitoServer? _saito;
+    private SaitoHost? _saito;
 
-    private SaitoServer Saito => _saito ?? throw new InvalidOperationException("not started");
+    private SaitoHost Saito => _saito ?? throw new InvalidOperationException("not started");
 
     // A short command timeout (also SQLite's busy timeout) so the locked-database test sees writes fail within seconds.
-    public async ValueTask InitializeAsync() => _saito = await SaitoServer.StartAsync(_storage, ["Storage:CommandTimeoutSeconds=2"]);
+    public async ValueTask InitializeAsync() => _saito = await SaitoHost.StartAsync(_storage, ["Storage:CommandTimeoutSeconds=2"]);
 
     public async ValueTask DisposeAsync()
     {

@@ -1,5 +1,4 @@
 using System.Text;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
 
@@ -59,7 +58,7 @@ public sealed class ExternalBrokerCrashTests
         }
 
         // The broker kept the session and what was not acknowledged: the next start stores all of it, once.
-        await using var again = await SaitoServer.StartAsync(storage, settings);
+        await using var again = await SaitoHost.StartAsync(storage, settings);
         (await again.WaitForCountAsync(ReadingKind.Biosensor, total, TimeSpan.FromSeconds(60))).ShouldBe(total);
     }
 }

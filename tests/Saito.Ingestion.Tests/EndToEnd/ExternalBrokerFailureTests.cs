@@ -26,7 +26,7 @@ public sealed class ExternalBrokerFailureTests
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-refused", protocolVersion));
+        await using var saito = await SaitoHost.StartAsync(storage, Settings(mosquitto, "saito-refused", protocolVersion));
         await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
         await RefuseWritesAsync(storage, refuse: true);
 
@@ -58,7 +58,7 @@ public sealed class ExternalBrokerFailureTests
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-dead-lettered", "5.0"));
+        await using var saito = await SaitoHost.StartAsync(storage, Settings(mosquitto, "saito-dead-lettered", "5.0"));
         await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
         await RefuseWritesAsync(storage, refuse: true);
         await PublishReadingAsync(mosquitto, "wrist-dead-lettered");
@@ -79,7 +79,7 @@ public sealed class ExternalBrokerFailureTests
         // forgotten it, and the next Saito with the same session would never see it.
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using (var first = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0")))
+        await using (var first = await SaitoHost.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0")))
         {
             await ExternalBrokerTests.WaitForSubscriptionAsync(first);
             await RefuseWritesAsync(storage, refuse: true);
@@ -88,7 +88,7 @@ public sealed class ExternalBrokerFailureTests
         }
 
         await RefuseWritesAsync(storage, refuse: false);
-        await using var second = await SaitoServer.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0"));
+        await using var second = await SaitoHost.StartAsync(storage, Settings(mosquitto, "saito-redelivered", "5.0"));
 
         (await second.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
     }
@@ -103,7 +103,7 @@ public sealed class ExternalBrokerFailureTests
         await using var database = await PostgresTestStorage.CreateAsync();
         var (proxy, throughProxy) = await TcpProxy.ForPostgresAsync(database.ConnectionString, token);
         await using var _ = proxy;
-        var saito = await SaitoServer.StartAsync(database, [.. Settings(mosquitto, "saito-stuck", "5.0"), $"Storage:ConnectionString={throughProxy}"],
+        var saito = await SaitoHost.StartAsync(database, [.. Settings(mosquitto, "saito-stuck", "5.0"), $"Storage:ConnectionString={throughProxy}"],
             builder => builder.Services.Configure<Microsoft.Extensions.Hosting.HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(2)));
         await ExternalBrokerTests.WaitForSubscriptionAsync(saito);
         proxy.Cut();
@@ -113,12 +113,12 @@ public sealed class ExternalBrokerFailureTests
         await Should.NotThrowAsync(() => saito.DisposeAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(60), token));
 
         proxy.Start();
-        await using var next = await SaitoServer.StartAsync(database, Settings(mosquitto, "saito-stuck", "5.0"));
+        await using var next = await SaitoHost.StartAsync(database, Settings(mosquitto, "saito-stuck", "5.0"));
         (await next.WaitForCountAsync(ReadingKind.Biosensor, 1)).ShouldBe(1);
     }
 
     /// <summary>Waits up to 90 s until the reading is stored or its message dead-lettered as database-rejected.</summary>
-    private static async Task<(long Stored, IReadOnlyList<DeadLetter> DeadLettered)> WaitForReadingOrDeadLetterAsync(SaitoServer saito, string topic)
+    private static async Task<(long Stored, IReadOnlyList<DeadLetter> DeadLettered)> WaitForReadingOrDeadLetterAsync(SaitoHost saito, string topic)
     {
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(90);
         while (true)
@@ -153,7 +153,7 @@ public sealed class ExternalBrokerFailureTests
     }
 
     /// <summary>Waits until Saito has tried the message and says on /health that it holds it.</summary>
-    private static Task<string> WaitForFailingHealthAsync(SaitoServer saito) =>
+    private static Task<string> WaitForFailingHealthAsync(SaitoHost saito) =>
         saito.WaitForHealthAsync((code, body) => code == HttpStatusCode.ServiceUnavailable && body.Contains("not acknowledged", StringComparison.Ordinal));
 
     private static Task RefuseWritesAsync(SqliteTestStorage storage, bool refuse) => ExecuteAsync(storage, refuse

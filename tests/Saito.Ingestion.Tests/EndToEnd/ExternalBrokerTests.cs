@@ -1,5 +1,4 @@
 using System.Text;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
 
@@ -21,7 +20,7 @@ public sealed class ExternalBrokerTests
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage,
+        await using var saito = await SaitoHost.StartAsync(storage,
             [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-a", $"Mqtt:External:ProtocolVersion={protocolVersion}"]);
         await WaitForSubscriptionAsync(saito);
 
@@ -38,8 +37,8 @@ public sealed class ExternalBrokerTests
     {
         await using var mosquitto = await MosquittoInstance.StartAsync();
         await using var storage = await PostgresTestStorage.CreateAsync();
-        await using var first = await SaitoServer.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-1"]);
-        await using var second = await SaitoServer.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-2"]);
+        await using var first = await SaitoHost.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-1"]);
+        await using var second = await SaitoHost.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-2"]);
         await WaitForSubscriptionAsync(first);
         await WaitForSubscriptionAsync(second);
 
@@ -58,7 +57,7 @@ public sealed class ExternalBrokerTests
         // subscriptions but not shared ones (Mosquitto 2.0), so this Saito subscribes without a shared group.
         await using var mosquitto = await MosquittoInstance.StartAsync($"persistence true\npersistence_location {PersistenceDirectory()}\n");
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage,
+        await using var saito = await SaitoHost.StartAsync(storage,
             [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-restart", "Mqtt:External:SharedGroup="]);
         await WaitForSubscriptionAsync(saito);
 
@@ -80,7 +79,7 @@ public sealed class ExternalBrokerTests
     {
         await using var mosquitto = await MosquittoInstance.StartAsync($"persistence true\npersistence_location {PersistenceDirectory()}\n");
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-shared"]);
+        await using var saito = await SaitoHost.StartAsync(storage, [.. Settings, $"Mqtt:External:Port={mosquitto.Port}", "Mqtt:External:ClientId=saito-shared"]);
         await WaitForSubscriptionAsync(saito);
         await PublishReadingsAsync(mosquitto.Port, "mat-before", 10, _ => Task.CompletedTask);
 
@@ -148,7 +147,7 @@ public sealed class ExternalBrokerTests
         }
     }
 
-    internal static async Task WaitForSubscriptionAsync(SaitoServer saito)
+    internal static async Task WaitForSubscriptionAsync(SaitoHost saito)
     {
         var consumer = (Hosting.ExternalBrokerConsumer)saito.Services.GetService(typeof(Hosting.ExternalBrokerConsumer))!;
         var deadline = DateTime.UtcNow.AddSeconds(30);

@@ -17,9 +17,9 @@ public sealed class FrozenDatabaseHealthTests
         var token = TestContext.Current.CancellationToken;
         await using var cluster = await PrivatePostgresCluster.StartAsync();
         cluster.Port.ShouldNotBe(56500, "never the shared cluster");
-        await using var saito = await SaitoServer.StartAsync(cluster, ["Storage:WriteStallSeconds=3"]);
+        await using var saito = await SaitoHost.StartAsync(cluster, ["Storage:WriteStallSeconds=3"]);
         await using var hub = await SteadyPublisher.StartAsync(saito.Port, "wrist-frozen", TimeSpan.FromMilliseconds(20));
-        await Waits.UntilAsync(() => hub.Acknowledged >= 20, "the first readings are acknowledged");
+        await Eventually.TrueAsync(() => hub.Acknowledged >= 20, "the first readings are acknowledged");
         await saito.WaitForHealthAsync((code, _) => code == HttpStatusCode.OK);
 
         await cluster.FreezeAsync();

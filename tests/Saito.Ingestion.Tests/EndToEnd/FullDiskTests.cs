@@ -24,10 +24,10 @@ public sealed class FullDiskTests
         var token = TestContext.Current.CancellationToken;
         await using var storage = new SqliteTestStorage();
         await using var volume = await TmpfsVolume.MountAsync(storage.Directory, sizeMegabytes: 32);
-        var log = new LogRecorder();
-        await using var saito = await SaitoServer.StartAsync(storage, ["Storage:MinFreeDiskMegabytes=0"], builder => builder.Logging.AddProvider(log));
+        var log = new CapturedLog(LogLevel.Trace);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Storage:MinFreeDiskMegabytes=0"], builder => builder.Logging.AddProvider(log));
         await using var hub = await SteadyPublisher.StartAsync(saito.Port, "wrist-full", TimeSpan.FromMilliseconds(10));
-        await Waits.UntilAsync(() => hub.Acknowledged >= 20, "the first readings are acknowledged", TimeSpan.FromSeconds(30));
+        await Eventually.TrueAsync(() => hub.Acknowledged >= 20, "the first readings are acknowledged", TimeSpan.FromSeconds(30));
 
         string filler = Path.Combine(storage.Directory, "filler");
         var filledAt = DateTime.UtcNow;
@@ -39,9 +39,9 @@ public sealed class FullDiskTests
         unhealthy.ShouldContain("acknowledgements held");
 
         // The hub goes on publishing against the full disk: what it sends waits, unacknowledged (up to its in-flight limit).
-        await Waits.UntilAsync(() => hub.Waiting >= 100, "100 readings held unacknowledged on the full disk", TimeSpan.FromSeconds(30));
+        await Eventually.TrueAsync(() => hub.Waiting >= 100, "100 readings held unacknowledged on the full disk", TimeSpan.FromSeconds(30));
         var writers = saito.Services.GetRequiredService<ReadingWriterPool>();
-        await Waits.UntilAsync(() => saito.Metrics.WriteRetriesTotal >= 20, "the writers retried for a few seconds", TimeSpan.FromSeconds(30));
+        await Eventually.TrueAsync(() => saito.Metrics.WriteRetriesTotal >= 20, "the writers retried for a few seconds", TimeSpan.FromSeconds(30));
         long stored = await saito.Store.CountAsync(ReadingKind.Biosensor, StorageTier.Hot, token);
         int acknowledged = hub.Acknowledged;
         stored.ShouldBeGreaterThanOrEqualTo(acknowledged, "nothing is acknowledged that is not stored as a reading");

@@ -4,7 +4,6 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Npgsql;
 using Saito.Ingestion.Pipeline;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
 using Saito.Storage;
@@ -25,7 +24,7 @@ public sealed class NewDeviceBurstTests
         const int Hubs = 32;
         const int Devices = 1000;
         await using var storage = await PostgresTestStorage.CreateAsync();
-        await using var saito = await SaitoServer.StartAsync(storage);
+        await using var saito = await SaitoHost.StartAsync(storage);
         var options = saito.Services.GetRequiredService<IOptions<StorageOptions>>().Value;
         int budget = ConnectionBudget.Maximum(options);
         int writePool = ConnectionBudget.PoolSize(options, ConnectionPool.Writes);
@@ -82,7 +81,7 @@ public sealed class NewDeviceBurstTests
     public async Task A_burst_of_new_serials_from_one_hub_past_its_limit_registers_the_limit_and_dead_letters_the_rest_with_the_reason()
     {
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=5"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=5"]);
         await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, Ct);
         long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1_000;
 

@@ -1,5 +1,4 @@
 using System.Text;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Storage;
 using Saito.Readings;
@@ -16,7 +15,7 @@ public sealed class RejectionLimitTests
     {
         await using var storage = new SqliteTestStorage();
         // Above the default 10,000 readings per message, so that all 10,005 elements are read.
-        await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxReadingsPerMessage=20000"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Ingestion:MaxReadingsPerMessage=20000"]);
         long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         // 6,000 elements that are not objects, 4,000 readings stamped in 1970, and 5 good readings among them.
         var elements = new List<string>();
@@ -49,7 +48,7 @@ public sealed class RejectionLimitTests
         // From a review: a new serial was registered before its payload was read, so garbage on invented serials made
         // permanent device rows (bounded in rate by Ingestion:MaxNewDevicesPerHubPerHour, not in total).
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=2"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=2"]);
         await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, Ct);
         // Readings, and check-ins from fingerprint readers never seen (a reader is a device too).
         (string Kind, string Payload)[] garbage =
@@ -88,7 +87,7 @@ public sealed class RejectionLimitTests
     public async Task A_hub_past_its_new_devices_per_hour_gets_a_dead_letter_for_a_new_serial_or_hello_while_known_devices_flow()
     {
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=3"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Ingestion:MaxNewDevicesPerHubPerHour=3"]);
         await using var client = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, Ct);
         long nowMs = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000;
         int sent = 0;

@@ -1,4 +1,3 @@
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Storage;
 using Saito.Readings;
 
@@ -11,7 +10,7 @@ public sealed class ScheduledArchiveTests
     public async Task The_server_moves_readings_older_than_the_cutoff_to_the_archive_on_its_schedule()
     {
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage,
+        await using var saito = await SaitoHost.StartAsync(storage,
             ["Archiver:Schedule:Every=00:00:01", "Archiver:Schedule:OlderThan=7.00:00:00", "Archiver:BatchRows=100"]);
 
         var now = DateTime.UtcNow;

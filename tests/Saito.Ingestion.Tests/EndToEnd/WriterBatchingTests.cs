@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Text;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Mqtt.Packets;
 using Saito.Readings;
 
@@ -22,7 +21,7 @@ public sealed class WriterBatchingTests
         await using TestStorage storage = provider == "sqlite" ? new SqliteTestStorage() : await PostgresTestStorage.CreateAsync();
         // Two writers and batches of up to 10 readings: a share is 5. A batch age of a minute: before, a batch of 5 waited
         // all of it for 5 more.
-        await using var saito = await SaitoServer.StartAsync(storage, ["Storage:Writers=2", "Storage:BatchSize=10", "Storage:BatchAgeMilliseconds=60000"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Storage:Writers=2", "Storage:BatchSize=10", "Storage:BatchAgeMilliseconds=60000"]);
         await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, ct);
 
         var results = await Task.WhenAll(Enumerable.Range(0, 5).Select(i =>
@@ -37,7 +36,7 @@ public sealed class WriterBatchingTests
     {
         var ct = TestContext.Current.CancellationToken;
         await using var storage = new SqliteTestStorage();
-        await using var saito = await SaitoServer.StartAsync(storage, ["Storage:Writers=1", "Storage:BatchAgeMilliseconds=1500"]);
+        await using var saito = await SaitoHost.StartAsync(storage, ["Storage:Writers=1", "Storage:BatchAgeMilliseconds=1500"]);
         await using var hub = await TestHub.ConnectAsync(new TestHubOptions { Port = saito.Port }, ct);
 
         var started = Stopwatch.StartNew();

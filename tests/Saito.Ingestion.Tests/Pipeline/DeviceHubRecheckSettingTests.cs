@@ -2,7 +2,7 @@ namespace Saito.Ingestion.Tests.Pipeline;
 
 /// <summary>
 /// <c>Ingestion:DeviceHubRecheckSeconds</c>, checked at start (its effect, one reread per device however many forged
-/// messages: Saito.Registry.Tests' HubSiteTests).
+/// messages: Saito.Server.Tests' HubSiteTests).
 /// </summary>
 public sealed class DeviceHubRecheckSettingTests
 {

@@ -9,7 +9,7 @@ namespace Saito.Ingestion.Tests.Pipeline;
 /// <see cref="HubSiteRules"/> (docs/security.md) without a broker: which hub may send for which device, when a device's
 /// hub is read again from the database before judging, and what a move by staff may do. Devices are registered in a
 /// real SQLite store; "another Saito sharing the database" is a second registry on the same file. The end-to-end
-/// behaviour, with real hubs, is in Saito.Registry.Tests' HubSiteTests.
+/// behaviour, with real hubs, is in Saito.Server.Tests' HubSiteTests.
 /// </summary>
 public sealed class HubSiteRulesTests : IAsyncLifetime
 {

@@ -1,6 +1,5 @@
 using Microsoft.Extensions.Options;
 using Saito.Ingestion.Hosting;
-using Saito.Ingestion.Tests.Infrastructure;
 using Saito.Server;
 
 namespace Saito.Ingestion.Tests.Settings;

@@ -2,7 +2,6 @@ using System.Text;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Broker;
 
@@ -20,7 +19,7 @@ public sealed class AuthenticationTests
     public async Task The_authenticator_decides_and_its_answer_is_the_connack_code(MqttProtocolVersion version, string? user, string? password, byte expected)
     {
         var authenticator = new TeacherOnly();
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:AllowAnonymous=false"],
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:AllowAnonymous=false"],
             b => b.Services.AddSingleton<IMqttAuthenticator>(authenticator));
         await using var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
         await connection.SendAsync(new ConnectPacket
@@ -49,7 +48,7 @@ public sealed class AuthenticationTests
     [Fact]
     public async Task Anonymous_clients_are_accepted_by_default_while_every_listener_is_on_loopback()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var saito = await SaitoHost.StartAsync();
         await using var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, TestContext.Current.CancellationToken);
         (await connection.ConnectAsync(MqttProtocolVersion.V500, "anon-" + Guid.NewGuid().ToString("N")[..8])).ReasonCode.ShouldBe((byte)0);
     }

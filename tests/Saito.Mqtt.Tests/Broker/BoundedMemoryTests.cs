@@ -4,7 +4,6 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Broker;
 
@@ -76,7 +75,7 @@ public sealed class BoundedMemoryTests
         const int Messages = 2000;
         const int Queue = 100;
         const int Inflight = 10;
-        await using var saito = await SaitoBrokerInstance.StartAsync([$"Mqtt:MaxQueuedMessages={Queue}", $"Mqtt:MaxInflightMessages={Inflight}"]);
+        await using var saito = await SaitoHost.StartAsync([$"Mqtt:MaxQueuedMessages={Queue}", $"Mqtt:MaxInflightMessages={Inflight}"]);
         var token = TestContext.Current.CancellationToken;
         string topic = "bounded/" + Guid.NewGuid().ToString("N");
 
@@ -110,7 +109,7 @@ public sealed class BoundedMemoryTests
         const int Messages = 2000;
         const long QueueBytes = 64 * 1024;
         var logs = new CapturedLog();
-        await using var saito = await SaitoBrokerInstance.StartAsync(
+        await using var saito = await SaitoHost.StartAsync(
             [$"Mqtt:MaxQueuedBytesPerSession={QueueBytes}", "Mqtt:MaxQueuedMessages=1000000", "Mqtt:MaxInflightMessages=10"],
             builder => builder.Logging.AddProvider(logs));
         var token = TestContext.Current.CancellationToken;
@@ -189,7 +188,7 @@ public sealed class BoundedMemoryTests
     }
 
     /// <summary>A raw 3.1.1 connection subscribed to <paramref name="topic"/>.</summary>
-    private static async Task<RawMqttConnection> SubscribedAsync(SaitoBrokerInstance saito, string clientId, string topic, MqttQoS qos, CancellationToken token)
+    private static async Task<RawMqttConnection> SubscribedAsync(SaitoHost saito, string clientId, string topic, MqttQoS qos, CancellationToken token)
     {
         var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, token);
         await connection.ConnectAsync(MqttProtocolVersion.V311, clientId, keepAliveSeconds: 0);

@@ -3,7 +3,6 @@ using System.Threading.Channels;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Broker;
 
@@ -11,10 +10,10 @@ namespace Saito.Mqtt.Tests.Broker;
 public sealed class PublishHookTests : IAsyncLifetime
 {
     private readonly HeldHook _hook = new();
-    private SaitoBrokerInstance _saito = null!;
+    private SaitoHost _saito = null!;
 
     public async ValueTask InitializeAsync() =>
-        _saito = await SaitoBrokerInstance.StartAsync(["Mqtt:ReceiveMaximum=3"], b => b.Services.AddSingleton<IMqttPublishHook>(_hook));
+        _saito = await SaitoHost.StartAsync(["Mqtt:ReceiveMaximum=3"], b => b.Services.AddSingleton<IMqttPublishHook>(_hook));
 
     public async ValueTask DisposeAsync()
     {

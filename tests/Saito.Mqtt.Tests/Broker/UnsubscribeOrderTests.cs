@@ -1,5 +1,4 @@
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Broker;
 
@@ -15,7 +14,7 @@ public sealed class UnsubscribeOrderTests
     [Fact]
     public async Task A_publish_from_a_client_that_connects_after_an_unsubscribe_was_sent_never_reaches_the_unsubscribed_filter()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var saito = await SaitoHost.StartAsync();
         string run = Guid.NewGuid().ToString("N")[..8];
         string[] topics = [$"{run}/TopicA", $"{run}/TopicA/B", $"{run}/Topic/C"];
         for (int i = 0; i < 50; i++)

@@ -16,11 +16,11 @@ public sealed class SizeLimitedSaitoFixture : IAsyncLifetime
 {
     public const int MaximumPacketSize = 4096;
 
-    private SaitoBrokerInstance? _instance;
+    private SaitoHost? _instance;
 
     public BrokerEndpoint Endpoint => (_instance ?? throw new InvalidOperationException("Saito not started")).Endpoint;
 
-    public async ValueTask InitializeAsync() => _instance = await SaitoBrokerInstance.StartAsync([$"Mqtt:MaxPacketSize={MaximumPacketSize}"]);
+    public async ValueTask InitializeAsync() => _instance = await SaitoHost.StartAsync([$"Mqtt:MaxPacketSize={MaximumPacketSize}"]);
 
     public async ValueTask DisposeAsync()
     {

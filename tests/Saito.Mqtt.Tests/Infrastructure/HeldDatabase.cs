@@ -18,7 +18,7 @@ public sealed class HeldDatabase : IAsyncDisposable
     /// <summary>The holding connection, usable for queries once released.</summary>
     public SqliteConnection Connection { get; }
 
-    public static async Task<HeldDatabase> HoldAsync(SaitoBrokerInstance saito, CancellationToken token)
+    public static async Task<HeldDatabase> HoldAsync(SaitoHost saito, CancellationToken token)
     {
         // The warm-up must be committed before the hold, and a publish now waits while Saito prepares the schema:
         // wait for it first, so the warm-up's own deadline is spent on the commit alone.

@@ -3,7 +3,6 @@ using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
 using Saito.Mqtt.Broker;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Security;
 
@@ -23,7 +22,7 @@ public sealed class ConnectionFloodTests(ITestOutputHelper output)
     [InlineData(10, 200)]
     public async Task Twenty_hubs_reconnecting_all_get_in_within_five_seconds_while_silent_connections_flood_from(int addresses, int perAddress)
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Logging:LogLevel:Saito.Mqtt=Error"]);
+        await using var saito = await SaitoHost.StartAsync(["Logging:LogLevel:Saito.Mqtt=Error"]);
         var floodFrom = Enumerable.Range(1, addresses).Select(i => IPAddress.Parse($"127.0.0.{i}")).ToArray();
         await using var flood = SilentFlood.Start(new IPEndPoint(IPAddress.Loopback, saito.Port), floodFrom, perAddress);
         await Eventually.TrueAsync(() => flood.Opened >= addresses * perAddress, "every flood connection opened once", TimeSpan.FromSeconds(60));

@@ -19,7 +19,7 @@ public sealed class HeldBytesTests
     [Fact]
     public async Task A_client_stops_being_read_once_its_unacknowledged_payload_bytes_reach_the_limit_and_carries_on_after_the_commit()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxPendingBytesPerClient=4096", "Storage:CommandTimeoutSeconds=1"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxPendingBytesPerClient=4096", "Storage:CommandTimeoutSeconds=1"]);
         string device = "held-" + Guid.NewGuid().ToString("N")[..8];
 
         // The database is held: verdicts wait, and so do the bytes of each publish.
@@ -53,7 +53,7 @@ public sealed class HeldBytesTests
         const int Published = 10;
         const int Capacity = 4;
         var logs = new CapturedLog();
-        await using var saito = await SaitoBrokerInstance.StartAsync(
+        await using var saito = await SaitoHost.StartAsync(
             ["Storage:BatchSize=2", $"Storage:QueueCapacity={Capacity}", "Storage:CommandTimeoutSeconds=1"],
             builder => builder.Logging.AddProvider(logs));
         var pool = saito.Services.GetRequiredService<ReadingWriterPool>();
@@ -113,7 +113,7 @@ public sealed class HeldBytesTests
     [Fact]
     public async Task A_subscriber_that_never_reads_holds_at_most_its_queued_bytes_and_the_rest_is_dropped_and_counted()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxQueuedBytesPerSession=10240", "Mqtt:MaxInflightMessages=1"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxQueuedBytesPerSession=10240", "Mqtt:MaxInflightMessages=1"]);
         string topic = "bytes/" + Guid.NewGuid().ToString("N");
         await using var stuck = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await stuck.ConnectAsync(MqttProtocolVersion.V311, "stuck-" + Guid.NewGuid().ToString("N")[..8]);

@@ -3,7 +3,6 @@ using System.Net.Sockets;
 using Microsoft.Extensions.Logging;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Security;
 
@@ -21,7 +20,7 @@ public sealed class HostileClientTests
     {
         // The attack that once overflowed the stack in SubscriptionTree.Match and killed the process. The length limit
         // is lifted so that the level limit is the one that holds.
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxTopicLength=65535"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxTopicLength=65535"]);
         string deep = new('/', 50_000);
         await using var attacker = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await attacker.ConnectAsync(version, Id("deep"))).ReasonCode.ShouldBe((byte)0);
@@ -62,7 +61,7 @@ public sealed class HostileClientTests
     [InlineData(MqttProtocolVersion.V500, 200, (byte)MqttReasonCode.ClientIdentifierNotValid)]
     public async Task A_client_id_over_the_limit_is_refused(MqttProtocolVersion version, int length, byte expected)
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxClientIdLength=128"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxClientIdLength=128"]);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await client.ConnectAsync(version, new string('x', length))).ReasonCode.ShouldBe(expected);
         await client.ExpectClosedAsync();
@@ -72,7 +71,7 @@ public sealed class HostileClientTests
     [Fact]
     public async Task A_client_id_with_a_newline_is_refused_so_it_cannot_forge_a_log_line()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var saito = await SaitoHost.StartAsync();
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await client.ConnectAsync(MqttProtocolVersion.V500, "hub\ninfo: forged line")).ReasonCode.ShouldBe((byte)MqttReasonCode.ClientIdentifierNotValid);
         LogText.Safe("hub\ninfo: forged\u2028line").ShouldBe("hub\\ninfo: forged\\u2028line");
@@ -83,7 +82,7 @@ public sealed class HostileClientTests
     [InlineData(MqttProtocolVersion.V500, MqttReasonCode.QuotaExceeded)]
     public async Task Subscriptions_past_the_per_session_limit_are_refused(MqttProtocolVersion version, MqttReasonCode refused)
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxSubscriptionsPerSession=3"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxSubscriptionsPerSession=3"]);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await client.ConnectAsync(version, Id("subs"));
         await client.SendAsync(new SubscribePacket
@@ -103,7 +102,7 @@ public sealed class HostileClientTests
     [Fact]
     public async Task Past_the_limit_of_connections_that_never_send_connect_the_oldest_is_closed_and_the_new_one_gets_in()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxPendingConnections=5", "Mqtt:ConnectTimeoutSeconds=60"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxPendingConnections=5", "Mqtt:ConnectTimeoutSeconds=60"]);
         var silent = new List<RawMqttConnection>();
         try
         {
@@ -135,7 +134,7 @@ public sealed class HostileClientTests
     [Fact]
     public async Task Past_the_limit_of_silent_connections_from_one_address_its_own_oldest_is_closed_not_another_address_s()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(
+        await using var saito = await SaitoHost.StartAsync(
             ["Mqtt:MaxPendingConnections=10", "Mqtt:MaxPendingConnectionsPerAddress=3", "Mqtt:ConnectTimeoutSeconds=60"]);
         var endpoint = new IPEndPoint(IPAddress.Loopback, saito.Port);
         using var other = await SilentFromAsync("127.0.0.2", endpoint);
@@ -172,7 +171,7 @@ public sealed class HostileClientTests
     [Fact]
     public async Task Connections_from_one_address_past_the_limit_are_closed_at_once()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxConnectionsPerAddress=3"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxConnectionsPerAddress=3"]);
         var held = new List<RawMqttConnection>();
         try
         {
@@ -199,7 +198,7 @@ public sealed class HostileClientTests
     [Fact]
     public async Task Persistent_sessions_past_the_total_are_refused_with_quota_exceeded()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxSessions=2"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxSessions=2"]);
         for (int i = 0; i < 2; i++)
         {
             await using var c = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
@@ -217,7 +216,7 @@ public sealed class HostileClientTests
     public async Task A_client_publishing_faster_than_its_rate_is_throttled_and_every_publish_is_acknowledged()
     {
         const int Messages = 60;
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxMessagesPerSecondPerClient=20"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxMessagesPerSecondPerClient=20"]);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await client.ConnectAsync(MqttProtocolVersion.V500, Id("fast"));
         for (int i = 1; i <= Messages; i++)
@@ -243,7 +242,7 @@ public sealed class HostileClientTests
     {
         // Publishes the hook answers at once (a topic outside Saito's prefix) were acknowledged only after the read
         // loop's batch: past Mqtt:ReceiveMaximum in one read, the loop waited for room only those acknowledgements free.
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:ReceiveMaximum=8"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:ReceiveMaximum=8"]);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await client.ConnectAsync(version, Id("burst"));
         var bytes = new List<byte>();
@@ -280,7 +279,7 @@ public sealed class HostileClientTests
     public async Task Retained_bytes_count_the_properties_too()
     {
         // A 1-byte payload with kilobytes of user properties counted as 1 byte: MaxRetainedBytes held far more.
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedBytes=4096"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxRetainedBytes=4096"]);
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await publisher.ConnectAsync(MqttProtocolVersion.V500, Id("retprops"));
         for (ushort id = 1; id <= 3; id++)
@@ -298,7 +297,7 @@ public sealed class HostileClientTests
     public async Task A_topic_alias_is_not_kept_for_a_topic_over_the_limits()
     {
         // The alias was stored before the topic's length was checked: 64 aliases of long topics held megabytes per connection.
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxTopicLength=64"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxTopicLength=64"]);
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await publisher.ConnectAsync(MqttProtocolVersion.V500, Id("alias"));
         await publisher.SendAsync(new PublishPacket
@@ -316,7 +315,7 @@ public sealed class HostileClientTests
     public async Task Retained_bytes_past_the_total_are_not_kept()
     {
         var logs = new CapturedLog();
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedBytes=2048"], builder => builder.Logging.AddProvider(logs));
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxRetainedBytes=2048"], builder => builder.Logging.AddProvider(logs));
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await publisher.ConnectAsync(MqttProtocolVersion.V311, Id("ret"));
         await publisher.SendAsync(new PublishPacket { Topic = "ret/a", Payload = new byte[1500], QoS = MqttQoS.AtLeastOnce, PacketId = 1, Retain = true });
@@ -332,7 +331,7 @@ public sealed class HostileClientTests
     public async Task Retained_topics_past_the_count_are_not_kept_but_still_delivered_and_replacing_or_clearing_still_works()
     {
         var logs = new CapturedLog();
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedMessages=2"], builder => builder.Logging.AddProvider(logs));
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxRetainedMessages=2"], builder => builder.Logging.AddProvider(logs));
         string prefix = Id("cap");
         await using var live = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await live.ConnectAsync(MqttProtocolVersion.V500, Id("live"));
@@ -410,7 +409,7 @@ public sealed class HostileClientTests
     [Fact]
     public async Task A_subscribe_to_everything_gets_at_most_the_retained_per_subscribe_limit()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:MaxRetainedPerSubscribe=3"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:MaxRetainedPerSubscribe=3"]);
         await using var publisher = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await publisher.ConnectAsync(MqttProtocolVersion.V311, Id("ret"));
         for (int i = 1; i <= 6; i++)
@@ -434,7 +433,7 @@ public sealed class HostileClientTests
     [Fact]
     public async Task A_web_page_from_another_origin_cannot_open_the_mqtt_websocket_and_saitos_own_can()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var saito = await SaitoHost.StartAsync();
         var url = new Uri($"ws://127.0.0.1:{saito.HttpPort}/mqtt");
         using (var foreign = new System.Net.WebSockets.ClientWebSocket())
         {
@@ -456,13 +455,13 @@ public sealed class HostileClientTests
     {
         // Mqtt:AllowAnonymous unset lets anonymous clients in on loopback only (the try-it flow). A reverse proxy in front
         // of a loopback-only Saito made every remote client look local: anyone could subscribe to saito/#.
-        await using var saito = await SaitoBrokerInstance.StartAsync();
+        await using var saito = await SaitoHost.StartAsync();
         (await WebSocketConnectAsync(saito, forwardedFor: null)).ShouldBe((byte)MqttConnectReturnCode.Accepted);
         (await WebSocketConnectAsync(saito, forwardedFor: "203.0.113.7")).ShouldBe((byte)MqttConnectReturnCode.NotAuthorized);
     }
 
     /// <summary>An anonymous MQTT 3.1.1 CONNECT over the WebSocket path; the CONNACK's return code.</summary>
-    private static async Task<byte> WebSocketConnectAsync(SaitoBrokerInstance saito, string? forwardedFor)
+    private static async Task<byte> WebSocketConnectAsync(SaitoHost saito, string? forwardedFor)
     {
         using var socket = new System.Net.WebSockets.ClientWebSocket();
         socket.Options.AddSubProtocol("mqtt");

@@ -11,7 +11,7 @@ public sealed class QoS2ResumeTests
     public async Task A_dup_publish_on_a_resumed_session_gets_its_pubrec_only_after_the_first_copy_is_committed()
     {
         var token = TestContext.Current.CancellationToken;
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Storage:CommandTimeoutSeconds=1"]);
+        await using var saito = await SaitoHost.StartAsync(["Storage:CommandTimeoutSeconds=1"]);
         string device = "wrist-" + Guid.NewGuid().ToString("N")[..8];
         string topic = $"saito/hub-1/{device}/biosensor";
         byte[] payload = Encoding.UTF8.GetBytes($"{{\"ts\":{DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() - 1000},\"hr\":71}}");

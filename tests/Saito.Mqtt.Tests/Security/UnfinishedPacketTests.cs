@@ -4,7 +4,6 @@ using System.Net.Sockets;
 using Saito.Mqtt.Broker;
 using Saito.Mqtt.Packets;
 using Saito.Mqtt.Tests.Codec;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Security;
 
@@ -22,7 +21,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
     [Fact]
     public async Task Packets_begun_and_left_unfinished_or_trickled_close_their_connections_at_the_read_deadline()
     {
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Mqtt:PacketReadTimeoutSeconds=2"]);
+        await using var saito = await SaitoHost.StartAsync(["Mqtt:PacketReadTimeoutSeconds=2"]);
         var slow = new List<RawMqttConnection>();
         using var trickling = CancellationTokenSource.CreateLinkedTokenSource(Token);
         try
@@ -92,7 +91,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
     {
         const int Budget = 1024 * 1024;
         const int Piece = 64 * 1024;
-        await using var saito = await SaitoBrokerInstance.StartAsync([$"Mqtt:MaxUnfinishedPacketBytes={Budget}", "Mqtt:PacketReadTimeoutSeconds=600"]);
+        await using var saito = await SaitoHost.StartAsync([$"Mqtt:MaxUnfinishedPacketBytes={Budget}", "Mqtt:PacketReadTimeoutSeconds=600"]);
         var held = new List<RawMqttConnection>();
         try
         {
@@ -157,7 +156,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
     public async Task Two_thousand_slow_connections_hold_under_100_MiB_more_than_two_thousand_idle_ones()
     {
         const int Count = 2_000;
-        await using var saito = await SaitoBrokerInstance.StartAsync(["Logging:LogLevel:Saito.Mqtt=Error"]);
+        await using var saito = await SaitoHost.StartAsync(["Logging:LogLevel:Saito.Mqtt=Error"]);
         var broker = new IPEndPoint(IPAddress.Loopback, saito.Port);
         byte[] connect = Wire.Encode(new ConnectPacket { ProtocolVersion = MqttProtocolVersion.V311, ClientId = string.Empty, CleanStart = true }, MqttProtocolVersion.V311);
         byte[] slowBytes = UnfinishedPublish.Beginning(saito.Broker.Options.MaxPacketSize - 16, 250 * 1024);
@@ -248,7 +247,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
     /// <see cref="HoldAsync"/>, then waits until the broker has counted the bytes and its clock has moved on, so the next
     /// packet held is younger (the order of the oldest-first rule, whatever the load on the machine).
     /// </summary>
-    private static async Task<RawMqttConnection> HoldCountedAsync(SaitoBrokerInstance saito, int sent)
+    private static async Task<RawMqttConnection> HoldCountedAsync(SaitoHost saito, int sent)
     {
         long before = saito.Broker.UnfinishedPacketBytes;
         var connection = await HoldAsync(saito, sent);
@@ -259,7 +258,7 @@ public sealed class UnfinishedPacketTests(ITestOutputHelper output)
     }
 
     /// <summary>A connected client whose unfinished PUBLISH holds <paramref name="sent"/> bytes (of a packet announced larger).</summary>
-    private static async Task<RawMqttConnection> HoldAsync(SaitoBrokerInstance saito, int sent)
+    private static async Task<RawMqttConnection> HoldAsync(SaitoHost saito, int sent)
     {
         var connection = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         (await connection.ConnectAsync(MqttProtocolVersion.V500, Id("held"), keepAliveSeconds: 0)).ReasonCode.ShouldBe((byte)0);

@@ -3,7 +3,6 @@ using System.Globalization;
 using System.Net;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
-using Saito.Mqtt.Tests.Infrastructure;
 
 namespace Saito.Mqtt.Tests.Server;
 
@@ -26,7 +25,7 @@ public sealed class QuietLogTests
     public async Task Fifty_clients_that_connect_and_go_make_only_summary_lines_at_information_and_the_counts_are_right()
     {
         var logs = new CapturedLog(LogLevel.Information);
-        await using var saito = await SaitoBrokerInstance.StartAsync(
+        await using var saito = await SaitoHost.StartAsync(
             ["Logging:LogLevel:Default=Information", "Mqtt:ConnectionSummarySeconds=1"], builder => builder.Logging.AddProvider(logs));
         // The registry's migrations, start-up work, may say so after the broker serves: from its line on, only clients act.
         await Eventually.TrueAsync(() => logs.Since(DateTime.MinValue).Any(l => l.Category == typeof(Saito.Registry.Hosting.RegistryMigrator).FullName),
@@ -76,7 +75,7 @@ public sealed class QuietLogTests
     public async Task A_start_with_urls_listens_on_them_without_kestrels_overriding_warning()
     {
         var logs = new CapturedLog(LogLevel.Warning);
-        await using var saito = await SaitoBrokerInstance.StartAsync(configure: builder => builder.Logging.AddProvider(logs));
+        await using var saito = await SaitoHost.StartAsync(configure: builder => builder.Logging.AddProvider(logs));
         await saito.Services.GetRequiredService<Saito.Ingestion.Pipeline.StorageStartup>().Ready.WaitAsync(TimeSpan.FromSeconds(60), Token);
 
         using var http = new HttpClient();

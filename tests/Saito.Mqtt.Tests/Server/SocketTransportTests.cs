@@ -6,7 +6,6 @@ using Microsoft.AspNetCore.Connections;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Mqtt.Hosting;
 using Saito.Mqtt.Packets;
-using Saito.Mqtt.Tests.Infrastructure;
 using Saito.Server;
 
 namespace Saito.Mqtt.Tests.Server;
@@ -195,7 +194,7 @@ public sealed class SocketTransportTests
     {
         foreach (string transport in new[] { "Sockets", "Kestrel" })
         {
-            await using var saito = await SaitoBrokerInstance.StartAsync([$"Mqtt:TcpTransport={transport}"]);
+            await using var saito = await SaitoHost.StartAsync([$"Mqtt:TcpTransport={transport}"]);
             var listener = saito.Services.GetRequiredService<MqttSocketListener>();
             if (transport == "Sockets")
             {

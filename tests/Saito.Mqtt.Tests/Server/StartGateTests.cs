@@ -20,7 +20,7 @@ public sealed class StartGateTests
     public async Task A_client_that_connects_during_start_up_work_is_answered_once_it_is_done_and_its_reading_stored()
     {
         var gate = new HeldGate();
-        await using var saito = await SaitoBrokerInstance.StartAsync(
+        await using var saito = await SaitoHost.StartAsync(
             ["Mqtt:StartupWaitSeconds=600"], builder => builder.Services.AddSingleton<IMqttStartGate>(gate), waitUntilServed: false);
         // The registry's own gate opens by itself; the test's stays closed until it says.
         await using var early = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
@@ -50,7 +50,7 @@ public sealed class StartGateTests
         // Started before the broker's own wait: it cannot have held the client for longer than this clock runs. (Asking
         // whether the broker is still unserved right after start is a race on a busy machine: starting may take 3 s.)
         var clock = System.Diagnostics.Stopwatch.StartNew();
-        await using var saito = await SaitoBrokerInstance.StartAsync(
+        await using var saito = await SaitoHost.StartAsync(
             ["Mqtt:StartupWaitSeconds=3"], builder => builder.Services.AddSingleton<IMqttStartGate>(never), waitUntilServed: false);
         await using var client = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await client.SendAsync(new ConnectPacket { ProtocolVersion = MqttProtocolVersion.V500, ClientId = Id("waits"), CleanStart = true });
@@ -65,7 +65,7 @@ public sealed class StartGateTests
     public async Task Connections_held_during_start_up_work_count_against_the_pending_limit()
     {
         var gate = new HeldGate();
-        await using var saito = await SaitoBrokerInstance.StartAsync(
+        await using var saito = await SaitoHost.StartAsync(
             ["Mqtt:StartupWaitSeconds=600", "Mqtt:MaxPendingConnections=2"], builder => builder.Services.AddSingleton<IMqttStartGate>(gate), waitUntilServed: false);
         await using var first = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);
         await using var second = await RawMqttConnection.OpenAsync(saito.Endpoint, Token);

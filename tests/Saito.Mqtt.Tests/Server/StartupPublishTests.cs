@@ -20,7 +20,7 @@ public sealed class StartupPublishTests
             // Another connection holds the (empty) hot database, so Saito cannot create its tables until released.
             await using var held = await HeldDatabase.HoldFileAsync(Path.Combine(hot, "saito-hot.db"), token);
 
-            await using var saito = await SaitoBrokerInstance.StartAsync([$"Storage:HotPath={hot}", "Storage:CommandTimeoutSeconds=1"]);
+            await using var saito = await SaitoHost.StartAsync([$"Storage:HotPath={hot}", "Storage:CommandTimeoutSeconds=1"]);
             var ready = saito.Services.GetRequiredService<StorageStartup>().Ready;
             string device = "wrist-" + Guid.NewGuid().ToString("N")[..8];
             await using var hub = await RawMqttConnection.OpenAsync(saito.Endpoint, token);

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Globalization;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
@@ -31,7 +30,7 @@ internal sealed class NoticeHarness : IAsyncDisposable
     private readonly ServiceProvider _services;
     private readonly SmtpTestServer? _smtp;
 
-    private NoticeHarness(ServiceProvider services, TestRegistryDatabase database, SmtpTestServer? smtp, FakeTimeProvider time, CollectingLoggerProvider logs)
+    private NoticeHarness(ServiceProvider services, TestRegistryDatabase database, SmtpTestServer? smtp, FakeTimeProvider time, CapturedLog logs)
     {
         _services = services;
         Database = database;
@@ -47,7 +46,7 @@ internal sealed class NoticeHarness : IAsyncDisposable
 
     public FakeTimeProvider Time { get; }
 
-    public CollectingLoggerProvider Logs { get; }
+    public CapturedLog Logs { get; }
 
     public GuardianNotices Notices => _services.GetRequiredService<GuardianNotices>();
 
@@ -99,7 +98,7 @@ internal sealed class NoticeHarness : IAsyncDisposable
         }
 
         var time = new FakeTimeProvider(Start);
-        var logs = new CollectingLoggerProvider();
+        var logs = new CapturedLog(LogLevel.Trace);
         var services = new ServiceCollection();
         services.AddSingleton<IConfiguration>(new ConfigurationBuilder().AddInMemoryCollection(settings).Build());
         services.AddLogging(b => b.AddProvider(logs).SetMinimumLevel(LogLevel.Debug));
@@ -175,19 +174,8 @@ internal sealed class NoticeHarness : IAsyncDisposable
     }
 
     /// <summary>Waits until an entry with <paramref name="eventId"/> is logged (background services log from their own task).</summary>
-    public async Task WaitForLogAsync(int eventId, TimeSpan timeout)
-    {
-        var deadline = DateTime.UtcNow + timeout;
-        while (!Logs.Entries.Any(e => e.EventId == eventId))
-        {
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new TimeoutException($"No log entry {eventId} within {timeout.TotalSeconds:0.#} s; logged: {string.Join(" | ", Logs.Entries.Select(e => $"{e.EventId} {e.Message}"))}");
-            }
-
-            await Task.Delay(25);
-        }
-    }
+    public Task WaitForLogAsync(int eventId, TimeSpan timeout) =>
+        Eventually.TrueAsync(() => Logs.Entries.Any(e => e.EventId == eventId), $"a log entry {eventId}", timeout);
 
     public async ValueTask DisposeAsync()
     {
@@ -199,35 +187,5 @@ internal sealed class NoticeHarness : IAsyncDisposable
         }
 
         await Database.DisposeAsync();
-    }
-
-    private sealed class StorageAlreadyReady : IStorageReady
-    {
-        public Task WaitAsync(CancellationToken cancellationToken) => Task.CompletedTask;
-    }
-}
-
-/// <summary>Keeps every log entry (level, event id, message) for assertions.</summary>
-internal sealed class CollectingLoggerProvider : ILoggerProvider
-{
-    private readonly ConcurrentQueue<(LogLevel Level, int EventId, string Message)> _entries = new();
-
-    public IReadOnlyList<(LogLevel Level, int EventId, string Message)> Entries => [.. _entries];
-
-    public ILogger CreateLogger(string categoryName) => new Logger(_entries);
-
-    public void Dispose()
-    {
-    }
-
-    private sealed class Logger(ConcurrentQueue<(LogLevel, int, string)> entries) : ILogger
-    {
-        public IDisposable? BeginScope<TState>(TState state)
-            where TState : notnull => null;
-
-        public bool IsEnabled(LogLevel logLevel) => true;
-
-        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter) =>
-            entries.Enqueue((logLevel, eventId.Id, formatter(state, exception)));
     }
 }

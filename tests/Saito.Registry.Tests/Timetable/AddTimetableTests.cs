@@ -3,6 +3,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 using Saito.Registry.Hosting;
+using Saito.Registry.Tests.Infrastructure;
 using Saito.Registry.Timetable;
 using Saito.Storage;
 

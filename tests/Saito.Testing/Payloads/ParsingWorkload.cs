@@ -4,7 +4,7 @@ using System.Text;
 namespace Saito.Testing;
 
 /// <summary>
-/// Typical hub messages, shared by the parsing benchmarks and Saito.Ingestion.Tests' ParsingAllocationTests, so the
+/// Typical hub messages, shared by the parsing benchmarks and Saito.Payloads.Tests' ParsingAllocationTests, so the
 /// zero-allocation goal is held on the messages the benchmarks measure.
 /// </summary>
 public static class ParsingWorkload
