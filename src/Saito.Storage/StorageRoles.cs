@@ -4,7 +4,8 @@ using Saito.Storage.Keys;
 namespace Saito.Storage;
 
 // The roles one database plays, each taken by the code that needs only it (the writer pool the writer, the start-up
-// step the schema, the API the queries: Queries/IReadingQueries.cs). ReadingDatabase plays them all, as IReadingStore.
+// step the schema, the API the queries: IReadingQueries, in Queries/IReadingQueries.cs beside the records it
+// returns). ReadingDatabase plays them all, as IReadingStore.
 
 /// <summary>The database's schema, created at start (<c>StorageStartup</c> in Saito.Ingestion) before anything else touches it.</summary>
 public interface IStorageSchema

@@ -46,7 +46,7 @@ internal sealed class IngestionHealthCheck(StorageHealth health, StorageStartup 
 
     private HealthCheckResult Evaluate()
     {
-        var (schemaReady, failingSince, lastError, lastCommit) = health.Snapshot();
+        var (failingSince, lastError, lastCommit) = health.Snapshot();
         var data = new Dictionary<string, object>
         {
             ["queuedReadings"] = writers.QueuedReadings,
@@ -86,7 +86,7 @@ internal sealed class IngestionHealthCheck(StorageHealth health, StorageStartup 
                 "the database does not answer (acknowledgements held)", data: data);
         }
 
-        if (!schemaReady)
+        if (!storage.Ready.IsCompletedSuccessfully)
         {
             return HealthCheckResult.Unhealthy("preparing the database", data: data);
         }

@@ -7,36 +7,24 @@ namespace Saito.Ingestion.Pipeline;
 public sealed class StorageHealth
 {
     private readonly object _lock = new();
-    private bool _schemaReady;
     private DateTimeOffset? _failingSince;
     private string? _lastError;
     private DateTimeOffset? _lastCommit;
 
-    public bool SchemaReady
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _schemaReady;
-            }
-        }
-    }
-
     /// <summary>A snapshot for the health check and logs.</summary>
-    public (bool SchemaReady, DateTimeOffset? FailingSince, string? LastError, DateTimeOffset? LastCommit) Snapshot()
+    public (DateTimeOffset? FailingSince, string? LastError, DateTimeOffset? LastCommit) Snapshot()
     {
         lock (_lock)
         {
-            return (_schemaReady, _failingSince, _lastError, _lastCommit);
+            return (_failingSince, _lastError, _lastCommit);
         }
     }
 
-    public void MarkSchemaReady()
+    /// <summary>The database was prepared (<see cref="StorageStartup"/>): the failures its retries met are over.</summary>
+    public void MarkPrepared()
     {
         lock (_lock)
         {
-            _schemaReady = true;
             _failingSince = null;
             _lastError = null;
         }

@@ -44,7 +44,7 @@ public sealed partial class StorageStartup(IStorageSchema schema, DeviceRegistry
             }
 
             await devices.LoadAsync(stoppingToken);
-            health.MarkSchemaReady();
+            health.MarkPrepared();
             _ready.TrySetResult();
         }
         catch (OperationCanceledException) when (stoppingToken.IsCancellationRequested)

@@ -57,8 +57,6 @@ public sealed class LiveView
     /// <summary>Whether some tile changed since the last <see cref="TakeChangedTiles"/>.</summary>
     public bool HasChangedTiles => _dirty.Count > 0;
 
-    public AlertEngineCounters Counters => _engine.Counters;
-
     /// <summary>
     /// Who is where now: students new to a roster are watched, those on none any more are dropped (their open alerts
     /// close), and each student's devices, session, check-in and thresholds go to the engine. Every student's tile is

@@ -23,7 +23,7 @@ internal sealed partial class ArchiverLagSampler(
         }
         catch (Exception) when (storage.Ready.IsFaulted)
         {
-            // The database could not be prepared: ReadingWriterPool logs why and stops Saito; nothing to sample.
+            // The database could not be prepared: StorageStartup logs why and stops Saito; nothing to sample.
             return;
         }
 

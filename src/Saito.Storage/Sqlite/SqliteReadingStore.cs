@@ -307,11 +307,7 @@ public sealed partial class SqliteReadingStore : ReadingDatabase
 
     private protected override async ValueTask DisposeCoreAsync()
     {
-        if (_disposed)
-        {
-            return;
-        }
-
+        // ReadingDatabase.DisposeAsync runs this once.
         await _writeLock.WaitAsync();
         try
         {

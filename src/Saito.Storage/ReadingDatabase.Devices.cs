@@ -4,6 +4,7 @@ namespace Saito.Storage;
 
 public abstract partial class ReadingDatabase
 {
+    /// <inheritdoc cref="IDeviceTable.MarkSeenAsync"/>
     public async Task MarkSeenAsync(IReadOnlyCollection<KeyValuePair<int, DateTime>> seen, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(seen);
