@@ -30,9 +30,17 @@ internal static class ArchiverCli
 
     public static async Task<int> RunAsync(string[] args)
     {
-        if (Console.IsOutputRedirected)
+        if (Console.IsOutputRedirected || Environment.GetEnvironmentVariable("NO_COLOR") is { Length: > 0 })
         {
-            // Lines a log collector or a test reads whole: Spectre would otherwise wrap at 80 columns.
+            // A journal, a log file or a script gets plain lines: no colour codes (Spectre would send them whenever
+            // TERM says the terminal could show them, even into a pipe), and lines read whole, not wrapped at 80 columns.
+            AnsiConsole.Console = AnsiConsole.Create(new AnsiConsoleSettings
+            {
+                Ansi = AnsiSupport.No,
+                ColorSystem = ColorSystemSupport.NoColors,
+                Interactive = InteractionSupport.No,
+                Out = new AnsiConsoleOutput(Console.Out),
+            });
             AnsiConsole.Profile.Width = 1000;
         }
 

@@ -117,6 +117,21 @@ public sealed class CommandLineTests
     }
 
     [Fact]
+    public async Task Output_into_a_pipe_or_file_carries_no_colour_codes_even_when_TERM_says_colours_would_show()
+    {
+        await using var storage = await SeededAsync();
+
+        // Nothing archived yet: verify finds no journal and says so as a problem, which a terminal would show in red.
+        var (exitCode, stdout, stderr) = await ArchiverProcess.RunAsync(["verify", .. Settings(storage)],
+            environment: new Dictionary<string, string> { ["TERM"] = "xterm-256color", ["COLORTERM"] = "truecolor" });
+
+        exitCode.ShouldNotBe(0);
+        stdout.ShouldContain("problem:");
+        stdout.ShouldNotContain("\u001b", customMessage: "an escape sequence in: " + stdout);
+        stderr.ShouldNotContain("\u001b");
+    }
+
+    [Fact]
     public async Task Restore_into_the_hot_tier_from_the_command_line_puts_rows_back()
     {
         await using var storage = await SeededAsync();

@@ -90,6 +90,8 @@ public static class DashboardHosting
             RequestPath = "/static",
             OnPrepareResponse = context => context.Context.Response.Headers.XContentTypeOptions = "nosniff",
         });
+        // Browsers and tools ask for /favicon.ico whatever a page links; the icon is the same for everyone.
+        app.MapGet("/favicon.ico", static () => Results.Redirect("/static/favicon.svg", permanent: true)).AllowAnonymous().ExcludeFromDescription();
         app.MapHub<LiveHub>(HubPath).Add(static endpoint =>
         {
             // Dashboard:MaxConnectionsPerUser: an account already at its limit is refused before a connection is

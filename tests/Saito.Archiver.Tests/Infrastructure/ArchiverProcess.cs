@@ -90,9 +90,10 @@ public sealed class ArchiverProcess : IDisposable
     }
 
     /// <summary>Runs the archiver to its end; its exit code and output.</summary>
-    public static async Task<(int ExitCode, string Stdout, string Stderr)> RunAsync(IEnumerable<string> arguments, TimeSpan? timeout = null)
+    public static async Task<(int ExitCode, string Stdout, string Stderr)> RunAsync(
+        IEnumerable<string> arguments, TimeSpan? timeout = null, IReadOnlyDictionary<string, string>? environment = null)
     {
-        using var archiver = Start(arguments);
+        using var archiver = Start(arguments, environment);
         using var cancellation = new CancellationTokenSource(timeout ?? TimeSpan.FromMinutes(2));
         try
         {

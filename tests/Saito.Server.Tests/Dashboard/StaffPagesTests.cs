@@ -205,8 +205,9 @@ public sealed class StaffPagesTests
     {
         foreach (string path in paths)
         {
-            await page.GotoAsync(path);
+            var response = await page.GotoAsync(path);
             new Uri(page.Url).AbsolutePath.ShouldBe("/denied", path);
+            response!.Status.ShouldBe(403, $"{path}: the denied page says so in its status too");
             await Expect(page.Locator("h1")).ToContainTextAsync("not for your account");
         }
     }
