@@ -2,7 +2,6 @@ using Microsoft.AspNetCore.Authentication.BearerToken;
 using Microsoft.AspNetCore.DataProtection;
 using Microsoft.AspNetCore.Identity;
 using Microsoft.Extensions.Options;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 using Saito.Registry.Model;
 using Saito.Server.Dashboard;

@@ -3,7 +3,6 @@ using System.Security.Claims;
 using System.Text;
 using Microsoft.EntityFrameworkCore;
 using Saito.Readings;
-using Saito.Registry.Data;
 using Saito.Server.Dashboard;
 using Saito.Storage.Queries;
 

@@ -1,6 +1,5 @@
 using System.Globalization;
 using Microsoft.EntityFrameworkCore;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 
 namespace Saito.Server.Api;
