@@ -44,6 +44,16 @@ internal static class Versions
         return status == StatusCodes.Status201Created ? TypedResults.Created(location, body) : TypedResults.Ok(body);
     }
 
+    /// <summary>Stores a new row and answers 201 with its ETag, its view, and where it is (<paramref name="location"/> of the stored row).</summary>
+    public static async Task<IResult> CreatedAsync<TRow, TView>(HttpContext http, RegistryDbContext db, TRow row, Func<TRow, TView> view,
+        Func<TRow, string> location, CancellationToken cancellationToken)
+        where TRow : class, IVersioned
+    {
+        db.Add(row);
+        await db.SaveChangesAsync(cancellationToken);
+        return WithETag(http, row, view(row), StatusCodes.Status201Created, location(row));
+    }
+
     /// <summary>Saves a row whose version was bumped: null when saved; 412 when a concurrent save got there first.</summary>
     public static async Task<IResult?> SaveAsync(RegistryDbContext db, IVersioned row, CancellationToken cancellationToken)
     {
