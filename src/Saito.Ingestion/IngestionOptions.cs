@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Options;
 using Saito.Payloads;
+using Saito.Readings.Configuration;
 
 namespace Saito.Ingestion;
 
@@ -41,37 +42,19 @@ public sealed class IngestionOptionsValidator : IValidateOptions<IngestionOption
             failures.Add($"Ingestion:TopicPrefix must be one topic level without '/', '+' or '#' (was '{options.TopicPrefix}').");
         }
 
-        if (options.MaxPayloadBytes is < 64 or > 16 * 1024 * 1024)
-        {
-            failures.Add($"Ingestion:MaxPayloadBytes must be between 64 and 16,777,216 (was {options.MaxPayloadBytes}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:MaxPayloadBytes", options.MaxPayloadBytes, 64, 16 * 1024 * 1024);
 
-        if (options.MaxReadingsPerMessage is < 1 or > 1_000_000)
-        {
-            failures.Add($"Ingestion:MaxReadingsPerMessage must be between 1 and 1,000,000 (was {options.MaxReadingsPerMessage}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:MaxReadingsPerMessage", options.MaxReadingsPerMessage, 1, 1_000_000);
 
-        if (options.MaxDeadLettersPerMessage is < 1 or > 1_000_000)
-        {
-            failures.Add($"Ingestion:MaxDeadLettersPerMessage must be between 1 and 1,000,000 (was {options.MaxDeadLettersPerMessage}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:MaxDeadLettersPerMessage", options.MaxDeadLettersPerMessage, 1, 1_000_000);
 
-        if (options.MaxNewDevicesPerHubPerHour is < 0 or > 1_000_000)
-        {
-            failures.Add($"Ingestion:MaxNewDevicesPerHubPerHour must be between 0 (no limit) and 1,000,000 (was {options.MaxNewDevicesPerHubPerHour}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:MaxNewDevicesPerHubPerHour", options.MaxNewDevicesPerHubPerHour, 0, 1_000_000, minMeaning: "no limit");
 
-        if (options.DeviceHubRecheckSeconds is < 1 or > 86_400)
-        {
-            failures.Add($"Ingestion:DeviceHubRecheckSeconds must be between 1 and 86,400 (was {options.DeviceHubRecheckSeconds}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:DeviceHubRecheckSeconds", options.DeviceHubRecheckSeconds, 1, 86_400);
 
         options.AddWindowFailures(failures);
 
-        if (options.LastSeenFlushSeconds is < 1 or > 3600)
-        {
-            failures.Add($"Ingestion:LastSeenFlushSeconds must be between 1 and 3,600 (was {options.LastSeenFlushSeconds}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:LastSeenFlushSeconds", options.LastSeenFlushSeconds, 1, 3600);
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }

@@ -1,3 +1,5 @@
+using Saito.Readings.Configuration;
+
 namespace Saito.Payloads;
 
 /// <summary>
@@ -32,14 +34,8 @@ public class PayloadLimits
     public void AddWindowFailures(ICollection<string> failures)
     {
         ArgumentNullException.ThrowIfNull(failures);
-        if (MaxFutureSkewSeconds is < 0 or > 86_400)
-        {
-            failures.Add($"Ingestion:MaxFutureSkewSeconds must be between 0 and 86,400 (was {MaxFutureSkewSeconds}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:MaxFutureSkewSeconds", MaxFutureSkewSeconds, 0, 86_400);
 
-        if (MaxAgeDays is < 1 or > 36_500)
-        {
-            failures.Add($"Ingestion:MaxAgeDays must be between 1 and 36,500 (was {MaxAgeDays}).");
-        }
+        OptionFailures.Range(failures, "Ingestion:MaxAgeDays", MaxAgeDays, 1, 36_500);
     }
 }

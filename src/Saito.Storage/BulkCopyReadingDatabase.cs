@@ -16,9 +16,15 @@ public abstract class BulkCopyReadingDatabase : ReadingDatabase
 {
     private const string Savepoint = "saito_kind";
 
-    private protected BulkCopyReadingDatabase(StorageOptions options)
+    /// <param name="options">The storage settings; a database behind a server needs its connection string.</param>
+    /// <param name="databaseName">The database's name in the message when that is missing (<c>PostgreSQL</c>).</param>
+    private protected BulkCopyReadingDatabase(StorageOptions options, string databaseName)
         : base(options)
     {
+        if (string.IsNullOrWhiteSpace(options.ConnectionString))
+        {
+            throw new ArgumentException($"Storage:ConnectionString is required for {databaseName}.", nameof(options));
+        }
     }
 
     public override async Task<BatchWriteResult> WriteAsync(ReadingBatch batch, CancellationToken cancellationToken)

@@ -166,45 +166,24 @@ public sealed class StorageOptionsValidator : IValidateOptions<StorageOptions>
             }
         }
 
-        if (options.Sqlite.WalAutoCheckpointPages is < 100 or > 1_000_000)
-        {
-            failures.Add($"Storage:Sqlite:WalAutoCheckpointPages must be between 100 and 1,000,000 pages (was {options.Sqlite.WalAutoCheckpointPages}).");
-        }
+        OptionFailures.Range(failures, "Storage:Sqlite:WalAutoCheckpointPages", options.Sqlite.WalAutoCheckpointPages, 100, 1_000_000, unit: "pages");
 
-        if (options.Writers is < 1 or > 256)
-        {
-            failures.Add($"Storage:Writers must be between 1 and 256 (was {options.Writers}).");
-        }
+        OptionFailures.Range(failures, "Storage:Writers", options.Writers, 1, 256);
 
-        if (options.BatchSize is < 1 or > 1_000_000)
-        {
-            failures.Add($"Storage:BatchSize must be between 1 and 1,000,000 readings (was {options.BatchSize}).");
-        }
+        OptionFailures.Range(failures, "Storage:BatchSize", options.BatchSize, 1, 1_000_000, unit: "readings");
 
-        if (options.BatchAgeMilliseconds is < 0 or > 60_000)
-        {
-            failures.Add($"Storage:BatchAgeMilliseconds must be between 0 and 60,000 (was {options.BatchAgeMilliseconds}).");
-        }
+        OptionFailures.Range(failures, "Storage:BatchAgeMilliseconds", options.BatchAgeMilliseconds, 0, 60_000);
 
         if (options.QueueCapacity < options.BatchSize)
         {
             failures.Add($"Storage:QueueCapacity ({options.QueueCapacity}) must be at least Storage:BatchSize ({options.BatchSize}).");
         }
 
-        if (options.CommandTimeoutSeconds is < 1 or > 3600)
-        {
-            failures.Add($"Storage:CommandTimeoutSeconds must be between 1 and 3600 (was {options.CommandTimeoutSeconds}).");
-        }
+        OptionFailures.Range(failures, "Storage:CommandTimeoutSeconds", options.CommandTimeoutSeconds, 1, 3600);
 
-        if (options.WriteStallSeconds is < 1 or > 3600)
-        {
-            failures.Add($"Storage:WriteStallSeconds must be between 1 and 3600 (was {options.WriteStallSeconds}).");
-        }
+        OptionFailures.Range(failures, "Storage:WriteStallSeconds", options.WriteStallSeconds, 1, 3600);
 
-        if (options.QueryConnections is < 1 or > 64)
-        {
-            failures.Add($"Storage:QueryConnections must be between 1 and 64 (was {options.QueryConnections}).");
-        }
+        OptionFailures.Range(failures, "Storage:QueryConnections", options.QueryConnections, 1, 64);
 
         if (!string.IsNullOrEmpty(options.Postgres.HotTablespaceLocation) && string.IsNullOrEmpty(options.Postgres.HotTablespace))
         {

@@ -13,7 +13,7 @@ namespace Saito.Ingestion.Pipeline;
 /// written in one transaction, so a busy class costs one small update per device every few seconds, not one per
 /// reading. On shutdown the last times are written too. A failed write is logged and the times kept for the next one.
 /// </summary>
-public sealed partial class DeviceActivity(IReadingStore store, StorageStartup storage, IOptions<IngestionOptions> options, TimeProvider time, ILogger<DeviceActivity> logger)
+public sealed partial class DeviceActivity(IDeviceTable devices, StorageResilience resilience, StorageStartup storage, IOptions<IngestionOptions> options, TimeProvider time, ILogger<DeviceActivity> logger)
     : BackgroundService
 {
     private ConcurrentDictionary<int, long> _seen = new();
@@ -35,7 +35,7 @@ public sealed partial class DeviceActivity(IReadingStore store, StorageStartup s
         var seen = taken.Select(p => KeyValuePair.Create(p.Key, new DateTime(p.Value, DateTimeKind.Utc))).ToList();
         try
         {
-            await store.MarkSeenAsync(seen, cancellationToken);
+            await devices.MarkSeenAsync(seen, cancellationToken);
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
         {
@@ -45,7 +45,7 @@ public sealed partial class DeviceActivity(IReadingStore store, StorageStartup s
                 _seen.AddOrUpdate(id, ticks, (_, newer) => Math.Max(newer, ticks));
             }
 
-            if (!store.IsTransient(ex))
+            if (!resilience.IsTransient(ex))
             {
                 LogFlushFailed(ex, seen.Count);
             }

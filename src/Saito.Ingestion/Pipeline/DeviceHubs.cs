@@ -14,7 +14,7 @@ namespace Saito.Ingestion.Pipeline;
 /// </summary>
 public sealed partial class DeviceHubs : IAsyncDisposable
 {
-    private readonly IReadingStore _store;
+    private readonly IDeviceTable _store;
     private readonly StorageResilience _resilience;
     private readonly ConcurrentDictionary<string, HubBinding> _hubs = new(StringComparer.Ordinal);
 
@@ -33,7 +33,7 @@ public sealed partial class DeviceHubs : IAsyncDisposable
     private readonly long _hubRecheckMilliseconds;
     private long _hubRereads;
 
-    public DeviceHubs(IReadingStore store, StorageResilience resilience, ILogger<DeviceHubs>? logger = null, IOptions<IngestionOptions>? options = null)
+    public DeviceHubs(IDeviceTable store, StorageResilience resilience, ILogger<DeviceHubs>? logger = null, IOptions<IngestionOptions>? options = null)
     {
         ArgumentNullException.ThrowIfNull(resilience);
         _hubRecheckMilliseconds = (options?.Value.DeviceHubRecheckSeconds ?? new IngestionOptions().DeviceHubRecheckSeconds) * 1000L;

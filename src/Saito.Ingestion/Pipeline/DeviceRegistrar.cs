@@ -1,6 +1,5 @@
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
-using Polly;
 using Saito.Readings;
 using Saito.Storage;
 
@@ -20,8 +19,8 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
     /// <summary>Serials in one registration, at most.</summary>
     public const int MaxBatch = 1000;
 
-    private readonly IReadingStore _store;
-    private readonly ResiliencePipeline _retry;
+    private readonly IDeviceTable _store;
+    private readonly StorageResilience _resilience;
     private readonly ILogger _logger;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Lock _lock = new();
@@ -32,12 +31,12 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
     private long _calls;
     private long _registered;
 
-    public DeviceRegistrar(IReadingStore store, ResiliencePipeline retry, ILogger? logger = null)
+    public DeviceRegistrar(IDeviceTable store, StorageResilience resilience, ILogger? logger = null)
     {
         ArgumentNullException.ThrowIfNull(store);
-        ArgumentNullException.ThrowIfNull(retry);
+        ArgumentNullException.ThrowIfNull(resilience);
         _store = store;
-        _retry = retry;
+        _resilience = resilience;
         _logger = logger ?? NullLogger.Instance;
     }
 
@@ -105,7 +104,7 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
         var devices = batch.ConvertAll(p => p.Device);
         try
         {
-            var registered = await _retry.ExecuteAsync(
+            var registered = await _resilience.Pipeline.ExecuteAsync(
                 async ct =>
                 {
                     Interlocked.Increment(ref _calls);
@@ -120,7 +119,7 @@ public sealed partial class DeviceRegistrar : IAsyncDisposable
             Interlocked.Add(ref _registered, batch.Count);
             LogRegistered(batch.Count);
         }
-        catch (Exception ex) when (batch.Count > 1 && ex is not OperationCanceledException && !_store.IsTransient(ex))
+        catch (Exception ex) when (batch.Count > 1 && ex is not OperationCanceledException && !_resilience.IsTransient(ex))
         {
             // The database refused the batch itself: find the serial it refuses, and register the others.
             LogBatchRefused(ex, batch.Count);

@@ -17,7 +17,7 @@ namespace Saito.Ingestion.Pipeline;
 /// </summary>
 public sealed class DeviceRegistry : IAsyncDisposable
 {
-    private readonly IReadingStore _store;
+    private readonly IDeviceTable _store;
     private readonly NewDeviceLimiter _limiter;
     private readonly ResiliencePipeline _retry;
     private readonly DeviceRegistrar _registrar;
@@ -29,14 +29,14 @@ public sealed class DeviceRegistry : IAsyncDisposable
     private readonly Dictionary<string, Task<int>> _registering = new(StringComparer.Ordinal);
     private readonly Lock _admitting = new();
 
-    public DeviceRegistry(IReadingStore store, StorageResilience resilience, NewDeviceLimiter limiter, DeviceHubs hubs, ILogger<DeviceRegistrar>? logger = null)
+    public DeviceRegistry(IDeviceTable store, StorageResilience resilience, NewDeviceLimiter limiter, DeviceHubs hubs, ILogger<DeviceRegistrar>? logger = null)
     {
         ArgumentNullException.ThrowIfNull(resilience);
         _store = store;
         _limiter = limiter;
         _hubs = hubs;
         _retry = resilience.Pipeline;
-        _registrar = new DeviceRegistrar(store, _retry, logger);
+        _registrar = new DeviceRegistrar(store, resilience, logger);
     }
 
     public int Count => _ids.Count;

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Saito.Readings.Configuration;
 using Saito.Storage;
 using Saito.Storage.Keys;
 
@@ -31,10 +32,7 @@ public sealed class DiskSpaceOptionsValidator : IValidateOptions<DiskSpaceOption
     {
         ArgumentNullException.ThrowIfNull(options);
         var failures = new List<string>();
-        if (options.MinFreeDiskMegabytes is < 0 or > 1_048_576)
-        {
-            failures.Add($"Storage:MinFreeDiskMegabytes must be between 0 (off) and 1048576 (was {options.MinFreeDiskMegabytes}).");
-        }
+        OptionFailures.Range(failures, "Storage:MinFreeDiskMegabytes", options.MinFreeDiskMegabytes, 0, 1_048_576, minMeaning: "off");
 
         if (options.FreeSpacePaths.Any(string.IsNullOrWhiteSpace))
         {

@@ -32,6 +32,7 @@ public sealed partial class StorageResilience
     public static TimeSpan LogInterval { get; } = TimeSpan.FromSeconds(10);
 
     private readonly ILogger<StorageResilience> _logger;
+    private readonly IReadingWriter _store;
     private readonly ReportThrottle _reports = new(LogInterval);
 
     public StorageResilience(IReadingWriter store, StorageHealth health, IngestionMetrics metrics, TimeProvider timeProvider, ILogger<StorageResilience> logger)
@@ -41,6 +42,7 @@ public sealed partial class StorageResilience
         ArgumentNullException.ThrowIfNull(metrics);
         ArgumentNullException.ThrowIfNull(timeProvider);
         _logger = logger;
+        _store = store;
         Pipeline = new ResiliencePipelineBuilder { TimeProvider = timeProvider }
             .AddRetry(new RetryStrategyOptions
             {
@@ -75,6 +77,9 @@ public sealed partial class StorageResilience
     }
 
     public ResiliencePipeline Pipeline { get; }
+
+    /// <summary>Whether <paramref name="exception"/> is one <see cref="Pipeline"/> retries (the database says it may pass).</summary>
+    public bool IsTransient(Exception exception) => _store.IsTransient(exception);
 
     [LoggerMessage(2001, LogLevel.Warning,
         "Database calls failing ({Failures} failed attempt(s) since the last report), retrying in {DelayMs:F0} ms with acknowledgements held: {ErrorType}: {Error}")]

@@ -42,10 +42,7 @@ public static partial class MqttPacketDecoder
             });
         }
 
-        if (packet.Subscriptions.Count == 0)
-        {
-            throw MqttProtocolException.Protocol("SUBSCRIBE without a topic filter");
-        }
+        RequireTopicFilter(packet.Subscriptions.Count, "SUBSCRIBE");
 
         return packet;
     }
@@ -56,10 +53,7 @@ public static partial class MqttPacketDecoder
         var packet = new SubAckPacket { PacketId = ReadNonZeroPacketId(ref reader, "SUBACK") };
         packet.Properties = PropertiesOf(ref reader, version, MqttPacketType.SubAck);
 
-        while (!reader.End)
-        {
-            packet.ReasonCodes.Add((MqttReasonCode)reader.ReadByte());
-        }
+        ReadReasonCodes(ref reader, packet.ReasonCodes);
 
         return packet;
     }
@@ -75,10 +69,7 @@ public static partial class MqttPacketDecoder
             packet.TopicFilters.Add(reader.ReadString());
         }
 
-        if (packet.TopicFilters.Count == 0)
-        {
-            throw MqttProtocolException.Protocol("UNSUBSCRIBE without a topic filter");
-        }
+        RequireTopicFilter(packet.TopicFilters.Count, "UNSUBSCRIBE");
 
         return packet;
     }
@@ -90,13 +81,28 @@ public static partial class MqttPacketDecoder
         if (version == MqttProtocolVersion.V500)
         {
             packet.Properties = ReadProperties(ref reader, (int)MqttPacketType.UnsubAck);
-            while (!reader.End)
-            {
-                packet.ReasonCodes.Add((MqttReasonCode)reader.ReadByte());
-            }
+            ReadReasonCodes(ref reader, packet.ReasonCodes);
         }
 
         ExpectEnd(ref reader, "UNSUBACK");
         return packet;
+    }
+
+    /// <summary>A SUBSCRIBE or UNSUBSCRIBE carries at least one topic filter [MQTT-3.8.3-3], [MQTT-3.10.3-2].</summary>
+    private static void RequireTopicFilter(int count, string packet)
+    {
+        if (count == 0)
+        {
+            throw MqttProtocolException.Protocol($"{packet} without a topic filter");
+        }
+    }
+
+    /// <summary>The rest of a SUBACK or UNSUBACK: one reason code a byte, one per filter asked for.</summary>
+    private static void ReadReasonCodes(ref MqttFieldReader reader, List<MqttReasonCode> codes)
+    {
+        while (!reader.End)
+        {
+            codes.Add((MqttReasonCode)reader.ReadByte());
+        }
     }
 }

@@ -211,23 +211,13 @@ public static class MqttPacketEncoder
 
     private static int EncodeSubscribe(IBufferWriter<byte> writer, SubscribePacket p, MqttProtocolVersion version)
     {
-        int propertiesLength = version == MqttProtocolVersion.V500 ? PropertiesLength(p.Properties) : 0;
-        int remaining = 2 + (version == MqttProtocolVersion.V500 ? VarIntSize(propertiesLength) + propertiesLength : 0);
+        int payload = 0;
         foreach (var s in p.Subscriptions)
         {
-            remaining += StringSize(s.TopicFilter) + 1;
+            payload += StringSize(s.TopicFilter) + 1;
         }
 
-        int total = 1 + VarIntSize(remaining) + remaining;
-        var w = new SpanWriter(writer.GetSpan(total));
-        w.Byte(((int)MqttPacketType.Subscribe << 4) | 0x02);
-        w.VarInt(remaining);
-        w.UInt16(p.PacketId);
-        if (version == MqttProtocolVersion.V500)
-        {
-            w.Properties(p.Properties, propertiesLength);
-        }
-
+        var w = StartWithPacketId(writer, ((int)MqttPacketType.Subscribe << 4) | 0x02, p.PacketId, p.Properties, version, payload, out int total);
         foreach (var s in p.Subscriptions)
         {
             w.String(s.TopicFilter);
@@ -246,23 +236,13 @@ public static class MqttPacketEncoder
 
     private static int EncodeUnsubscribe(IBufferWriter<byte> writer, UnsubscribePacket p, MqttProtocolVersion version)
     {
-        int propertiesLength = version == MqttProtocolVersion.V500 ? PropertiesLength(p.Properties) : 0;
-        int remaining = 2 + (version == MqttProtocolVersion.V500 ? VarIntSize(propertiesLength) + propertiesLength : 0);
+        int payload = 0;
         foreach (var f in p.TopicFilters)
         {
-            remaining += StringSize(f);
+            payload += StringSize(f);
         }
 
-        int total = 1 + VarIntSize(remaining) + remaining;
-        var w = new SpanWriter(writer.GetSpan(total));
-        w.Byte(((int)MqttPacketType.Unsubscribe << 4) | 0x02);
-        w.VarInt(remaining);
-        w.UInt16(p.PacketId);
-        if (version == MqttProtocolVersion.V500)
-        {
-            w.Properties(p.Properties, propertiesLength);
-        }
-
+        var w = StartWithPacketId(writer, ((int)MqttPacketType.Unsubscribe << 4) | 0x02, p.PacketId, p.Properties, version, payload, out int total);
         foreach (var f in p.TopicFilters)
         {
             w.String(f);
@@ -275,18 +255,7 @@ public static class MqttPacketEncoder
     private static int EncodeAckList(IBufferWriter<byte> writer, MqttPacketType type, ushort packetId, List<MqttReasonCode> codes,
         MqttProperties? properties, MqttProtocolVersion version)
     {
-        int propertiesLength = version == MqttProtocolVersion.V500 ? PropertiesLength(properties) : 0;
-        int remaining = 2 + codes.Count + (version == MqttProtocolVersion.V500 ? VarIntSize(propertiesLength) + propertiesLength : 0);
-        int total = 1 + VarIntSize(remaining) + remaining;
-        var w = new SpanWriter(writer.GetSpan(total));
-        w.Byte((byte)((int)type << 4));
-        w.VarInt(remaining);
-        w.UInt16(packetId);
-        if (version == MqttProtocolVersion.V500)
-        {
-            w.Properties(properties, propertiesLength);
-        }
-
+        var w = StartWithPacketId(writer, (int)type << 4, packetId, properties, version, codes.Count, out int total);
         foreach (var code in codes)
         {
             w.Byte((byte)code);
@@ -294,6 +263,28 @@ public static class MqttPacketEncoder
 
         writer.Advance(total);
         return total;
+    }
+
+    /// <summary>
+    /// Sizes a SUBSCRIBE, UNSUBSCRIBE, SUBACK or UNSUBACK (a packet id, in 5.0 the properties, then <paramref name="payload"/>
+    /// bytes) and writes all but the payload: the fixed header, the packet id and the properties.
+    /// </summary>
+    private static SpanWriter StartWithPacketId(IBufferWriter<byte> writer, int firstByte, ushort packetId, MqttProperties? properties,
+        MqttProtocolVersion version, int payload, out int total)
+    {
+        int propertiesLength = version == MqttProtocolVersion.V500 ? PropertiesLength(properties) : 0;
+        int remaining = 2 + payload + (version == MqttProtocolVersion.V500 ? VarIntSize(propertiesLength) + propertiesLength : 0);
+        total = 1 + VarIntSize(remaining) + remaining;
+        var w = new SpanWriter(writer.GetSpan(total));
+        w.Byte(firstByte);
+        w.VarInt(remaining);
+        w.UInt16(packetId);
+        if (version == MqttProtocolVersion.V500)
+        {
+            w.Properties(properties, propertiesLength);
+        }
+
+        return w;
     }
 
     private static int EncodeReasonOnly(IBufferWriter<byte> writer, MqttPacketType type, MqttReasonCode code, MqttProperties? properties,

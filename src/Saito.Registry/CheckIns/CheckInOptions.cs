@@ -1,4 +1,5 @@
 using Microsoft.Extensions.Options;
+using Saito.Readings.Configuration;
 
 namespace Saito.Registry.CheckIns;
 
@@ -26,15 +27,9 @@ internal sealed class CheckInOptionsValidator : IValidateOptions<CheckInOptions>
     {
         ArgumentNullException.ThrowIfNull(options);
         var failures = new List<string>();
-        if (options.ReaderMaxAgeSeconds is < 10 or > 86_400)
-        {
-            failures.Add($"CheckIns:ReaderMaxAgeSeconds must be between 10 and 86,400 (was {options.ReaderMaxAgeSeconds}).");
-        }
+        OptionFailures.Range(failures, "CheckIns:ReaderMaxAgeSeconds", options.ReaderMaxAgeSeconds, 10, 86_400);
 
-        if (options.ReaderMaxAheadSeconds is < 0 or > 3600)
-        {
-            failures.Add($"CheckIns:ReaderMaxAheadSeconds must be between 0 and 3,600 (was {options.ReaderMaxAheadSeconds}).");
-        }
+        OptionFailures.Range(failures, "CheckIns:ReaderMaxAheadSeconds", options.ReaderMaxAheadSeconds, 0, 3600);
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }

@@ -61,6 +61,7 @@ public sealed partial class CheckInService(
     /// A fingerprint reader's check-in (or check-out, <paramref name="checkOut"/>), taken only when stamped about now
     /// (<see cref="CheckInOptions"/>): a hub may send for any reader, and an old arrival would still email the family
     /// and rewrite a past day. Outside the window: <see cref="CheckInOutcome.OutsideReaderWindow"/>, nothing changed.
+    /// The same check-out again is <see cref="CheckInOutcome.CheckedOut"/>, as the first was.
     /// </summary>
     public async Task<CheckInResult> RecordFromReaderAsync(string readerSerial, int ownerId, DateTimeOffset at, bool checkOut, CancellationToken cancellationToken)
     {
@@ -71,7 +72,16 @@ public sealed partial class CheckInService(
             return new CheckInResult(CheckInOutcome.OutsideReaderWindow, null);
         }
 
-        return checkOut ? await CheckOutAsync(ownerId, at, cancellationToken) : await CheckInAsync(ownerId, at, "reader:" + readerSerial, cancellationToken);
+        if (!checkOut)
+        {
+            return await CheckInAsync(ownerId, at, "reader:" + readerSerial, cancellationToken);
+        }
+
+        // The same check-out again (a redelivery after a lost PUBACK, the reader read twice) finds itself recorded.
+        var result = await CheckOutAsync(ownerId, at, cancellationToken);
+        return result is { Outcome: CheckInOutcome.NotCheckedIn, CheckIn.CheckedOutAt: { } checkedOut } && checkedOut == at
+            ? result with { Outcome = CheckInOutcome.CheckedOut }
+            : result;
     }
 
     /// <summary>Checks <paramref name="ownerId"/> in at <paramref name="at"/>; <paramref name="source"/> says how (<c>reader:SN</c>, <c>staff:name</c>).</summary>

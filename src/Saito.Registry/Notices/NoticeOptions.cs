@@ -106,30 +106,18 @@ internal sealed class NoticeOptionsValidator : IValidateOptions<NoticeOptions>
             }
         }
 
-        if (options.MaxAttempts is < 1 or > 100)
-        {
-            failures.Add($"Notices:MaxAttempts must be between 1 and 100 (was {options.MaxAttempts}).");
-        }
+        OptionFailures.Range(failures, "Notices:MaxAttempts", options.MaxAttempts, 1, 100);
 
-        if (options.RetryBaseSeconds is < 1 or > 86_400)
-        {
-            failures.Add($"Notices:RetryBaseSeconds must be between 1 and 86,400 (was {options.RetryBaseSeconds}).");
-        }
+        OptionFailures.Range(failures, "Notices:RetryBaseSeconds", options.RetryBaseSeconds, 1, 86_400);
 
         if (options.RetryMaxSeconds < options.RetryBaseSeconds || options.RetryMaxSeconds > 7 * 86_400)
         {
             failures.Add($"Notices:RetryMaxSeconds must be at least Notices:RetryBaseSeconds ({options.RetryBaseSeconds}) and at most 604,800 (was {options.RetryMaxSeconds}).");
         }
 
-        if (options.AbsenceGraceMinutes is < 0 or > 240)
-        {
-            failures.Add($"Notices:AbsenceGraceMinutes must be between 0 and 240 (was {options.AbsenceGraceMinutes}).");
-        }
+        OptionFailures.Range(failures, "Notices:AbsenceGraceMinutes", options.AbsenceGraceMinutes, 0, 240);
 
-        if (options.PollSeconds is < 1 or > 3600)
-        {
-            failures.Add($"Notices:PollSeconds must be between 1 and 3600 (was {options.PollSeconds}).");
-        }
+        OptionFailures.Range(failures, "Notices:PollSeconds", options.PollSeconds, 1, 3600);
 
         return failures.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }

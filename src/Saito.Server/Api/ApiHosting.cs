@@ -1,8 +1,9 @@
+using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Authentication.BearerToken;
+using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.DataProtection;
 using Microsoft.AspNetCore.Identity;
 using Microsoft.Extensions.Options;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 using Saito.Registry.Model;
 using Saito.Server.Dashboard;
@@ -64,32 +65,8 @@ public static class ApiHosting
             // (or to a page that says what this account may not see).
             o.LoginPath = "/login";
             o.AccessDeniedPath = "/denied";
-            o.Events.OnRedirectToLogin = context =>
-            {
-                if (IsPage(context.Request))
-                {
-                    context.Response.Redirect(context.RedirectUri);
-                }
-                else
-                {
-                    context.Response.StatusCode = StatusCodes.Status401Unauthorized;
-                }
-
-                return Task.CompletedTask;
-            };
-            o.Events.OnRedirectToAccessDenied = context =>
-            {
-                if (IsPage(context.Request))
-                {
-                    context.Response.Redirect(context.RedirectUri);
-                }
-                else
-                {
-                    context.Response.StatusCode = StatusCodes.Status403Forbidden;
-                }
-
-                return Task.CompletedTask;
-            };
+            o.Events.OnRedirectToLogin = PageRedirectOr(StatusCodes.Status401Unauthorized);
+            o.Events.OnRedirectToAccessDenied = PageRedirectOr(StatusCodes.Status403Forbidden);
         });
 
         var authorization = services.AddAuthorizationBuilder();
@@ -125,6 +102,21 @@ public static class ApiHosting
         HttpMethods.IsGet(request.Method)
         && !request.Path.StartsWithSegments("/api") && !request.Path.StartsWithSegments("/live")
         && !request.Path.StartsWithSegments("/metrics") && !request.Path.StartsWithSegments("/openapi") && !request.Path.StartsWithSegments("/scalar");
+
+    /// <summary>The cookie's redirect: a page is sent on to it (/login, /denied); anything else just gets <paramref name="statusCode"/>.</summary>
+    private static Func<RedirectContext<CookieAuthenticationOptions>, Task> PageRedirectOr(int statusCode) => context =>
+    {
+        if (IsPage(context.Request))
+        {
+            context.Response.Redirect(context.RedirectUri);
+        }
+        else
+        {
+            context.Response.StatusCode = statusCode;
+        }
+
+        return Task.CompletedTask;
+    };
 
     /// <summary>Maps <c>/api/...</c>, <c>/openapi/v1.json</c> and the reference at <c>/scalar</c>.</summary>
     public static WebApplication MapSaitoApi(this WebApplication app)

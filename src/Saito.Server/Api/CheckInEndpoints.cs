@@ -3,7 +3,6 @@ using System.Security.Claims;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
 using Saito.Registry.CheckIns;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 
 namespace Saito.Server.Api;

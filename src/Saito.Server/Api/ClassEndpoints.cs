@@ -1,7 +1,6 @@
 using System.ComponentModel.DataAnnotations;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 using Saito.Registry.Model;
 using Saito.Registry.Timetable;

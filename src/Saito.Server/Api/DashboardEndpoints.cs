@@ -3,7 +3,6 @@ using System.Security.Claims;
 using Microsoft.AspNetCore.Identity;
 using Microsoft.EntityFrameworkCore;
 using Saito.Live.Alerts;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 using Saito.Server.Dashboard;
 

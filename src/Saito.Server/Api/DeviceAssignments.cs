@@ -1,5 +1,4 @@
 using Microsoft.EntityFrameworkCore;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 
 namespace Saito.Server.Api;

@@ -4,7 +4,6 @@ using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
 using Saito.Ingestion;
 using Saito.Ingestion.Pipeline;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 
 namespace Saito.Server.Api;

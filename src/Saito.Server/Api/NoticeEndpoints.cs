@@ -1,6 +1,5 @@
 using System.ComponentModel.DataAnnotations;
 using Microsoft.EntityFrameworkCore;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 using Saito.Registry.Notices;
 

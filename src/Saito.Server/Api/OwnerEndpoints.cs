@@ -1,6 +1,5 @@
 using System.ComponentModel.DataAnnotations;
 using Microsoft.EntityFrameworkCore;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 
 namespace Saito.Server.Api;
@@ -115,9 +114,7 @@ internal static class OwnerEndpoints
             UpdatedAt = now,
             Version = 1,
         };
-        db.Owners.Add(owner);
-        await db.SaveChangesAsync(cancellationToken);
-        return Versions.WithETag(http, owner, OwnerView.Of(owner), StatusCodes.Status201Created, $"/api/owners/{owner.Id}");
+        return await Versions.CreatedAsync(http, db, owner, OwnerView.Of, created => $"/api/owners/{created.Id}", cancellationToken);
     }
 
     private static async Task<IResult> UpdateAsync(int id, OwnerRequest request, HttpContext http, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
@@ -199,9 +196,7 @@ internal static class OwnerEndpoints
             UpdatedAt = now,
             Version = 1,
         };
-        db.Contacts.Add(contact);
-        await db.SaveChangesAsync(cancellationToken);
-        return Versions.WithETag(http, contact, ContactView.Of(contact), StatusCodes.Status201Created, $"/api/contacts/{contact.Id}");
+        return await Versions.CreatedAsync(http, db, contact, ContactView.Of, created => $"/api/contacts/{created.Id}", cancellationToken);
     }
 
     private static async Task<IResult> GetContactAsync(int id, HttpContext http, RegistryDbContext db, CancellationToken cancellationToken) =>

@@ -3,7 +3,6 @@ using System.Security.Claims;
 using System.Text;
 using Microsoft.EntityFrameworkCore;
 using Saito.Readings;
-using Saito.Registry.Data;
 using Saito.Server.Dashboard;
 using Saito.Storage.Queries;
 
@@ -138,16 +137,10 @@ internal static class ReadingEndpoints
     private static async Task<IResult> RangeAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
         IReadingQueries queries, TimeProvider time, CancellationToken cancellationToken)
     {
-        var (readingKind, _, _, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
+        var (readingKind, _, _, intervals, fields, error) = await ResolveAsync(kind, query, access.SeesBloodPressure(user), db, time, cancellationToken);
         if (error is not null)
         {
             return error;
-        }
-
-        var (fields, fieldsError) = Fields(kind, readingKind, query.Fields, access.SeesBloodPressure(user));
-        if (fieldsError is not null)
-        {
-            return fieldsError;
         }
 
         var readings = intervals.Count == 0 ? [] : await queries.ReadRangeAsync(readingKind, intervals, query.Limit ?? 10_000, fields, cancellationToken);
@@ -194,16 +187,10 @@ internal static class ReadingEndpoints
     private static async Task<IResult> SeriesAsync(string kind, [AsParameters] ReadingQuery query, ClaimsPrincipal user, DashboardAccess access, RegistryDbContext db,
         IReadingQueries queries, TimeProvider time, CancellationToken cancellationToken)
     {
-        var (readingKind, from, to, intervals, error) = await ResolveAsync(kind, query, db, time, cancellationToken);
+        var (readingKind, from, to, intervals, fields, error) = await ResolveAsync(kind, query, access.SeesBloodPressure(user), db, time, cancellationToken);
         if (error is not null)
         {
             return error;
-        }
-
-        var (fields, fieldsError) = Fields(kind, readingKind, query.Fields, access.SeesBloodPressure(user));
-        if (fieldsError is not null)
-        {
-            return fieldsError;
         }
 
         var bucket = TimeSpan.FromSeconds(query.BucketSeconds ?? 60);
@@ -273,7 +260,21 @@ internal static class ReadingEndpoints
     }
 
     /// <summary>The kind, the range (default: the last hour) and the device intervals a query covers; or the 400 that says why not.</summary>
-    private static async Task<(ReadingKind Kind, DateTimeOffset From, DateTimeOffset To, List<DeviceInterval> Intervals, IResult? Error)> ResolveAsync(
+    /// <summary>What a range or series request asks for: its kind, range and devices (<see cref="IntervalsAsync"/>), then its fields (<see cref="Fields"/>); or the answer that says why not.</summary>
+    private static async Task<(ReadingKind Kind, DateTimeOffset From, DateTimeOffset To, List<DeviceInterval> Intervals, List<ValueField>? Fields, IResult? Error)> ResolveAsync(
+        string kind, ReadingQuery query, bool seesBloodPressure, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
+    {
+        var (readingKind, from, to, intervals, error) = await IntervalsAsync(kind, query, db, time, cancellationToken);
+        if (error is not null)
+        {
+            return (readingKind, from, to, intervals, null, error);
+        }
+
+        var (fields, fieldsError) = Fields(kind, readingKind, query.Fields, seesBloodPressure);
+        return (readingKind, from, to, intervals, fields, fieldsError);
+    }
+
+    private static async Task<(ReadingKind Kind, DateTimeOffset From, DateTimeOffset To, List<DeviceInterval> Intervals, IResult? Error)> IntervalsAsync(
         string kind, ReadingQuery query, RegistryDbContext db, TimeProvider time, CancellationToken cancellationToken)
     {
         if (!ReadingKinds.TryParse(kind, out var readingKind))

@@ -1,6 +1,5 @@
 using System.Globalization;
 using Microsoft.EntityFrameworkCore;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 
 namespace Saito.Server.Api;
@@ -43,6 +42,16 @@ internal static class Versions
     {
         http.Response.Headers.ETag = ETag(row);
         return status == StatusCodes.Status201Created ? TypedResults.Created(location, body) : TypedResults.Ok(body);
+    }
+
+    /// <summary>Stores a new row and answers 201 with its ETag, its view, and where it is (<paramref name="location"/> of the stored row).</summary>
+    public static async Task<IResult> CreatedAsync<TRow, TView>(HttpContext http, RegistryDbContext db, TRow row, Func<TRow, TView> view,
+        Func<TRow, string> location, CancellationToken cancellationToken)
+        where TRow : class, IVersioned
+    {
+        db.Add(row);
+        await db.SaveChangesAsync(cancellationToken);
+        return WithETag(http, row, view(row), StatusCodes.Status201Created, location(row));
     }
 
     /// <summary>Saves a row whose version was bumped: null when saved; 412 when a concurrent save got there first.</summary>

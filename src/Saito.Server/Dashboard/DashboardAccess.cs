@@ -3,7 +3,6 @@ using System.Security.Claims;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
 using Saito.Readings;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 
 namespace Saito.Server.Dashboard;

@@ -1,6 +1,5 @@
 using Microsoft.AspNetCore.SignalR;
 using Microsoft.Extensions.Options;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 
 namespace Saito.Server.Dashboard;

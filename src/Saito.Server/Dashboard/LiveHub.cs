@@ -2,7 +2,6 @@ using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.SignalR;
 using Microsoft.Extensions.Options;
 using Saito.Live.Classroom;
-using Saito.Registry.Data;
 
 namespace Saito.Server.Dashboard;
 

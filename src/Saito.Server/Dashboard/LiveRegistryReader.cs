@@ -1,7 +1,6 @@
 using Microsoft.EntityFrameworkCore;
 using Saito.Live.Alerts;
 using Saito.Live.Classroom;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 
 namespace Saito.Server.Dashboard;

@@ -4,7 +4,6 @@ using Saito.Live;
 using Saito.Live.Analytics;
 using Saito.Live.Classroom;
 using Saito.Readings;
-using Saito.Registry.Data;
 using Saito.Server.Api;
 using Saito.Storage.Queries;
 

@@ -4,7 +4,6 @@ using Microsoft.AspNetCore.Mvc.RazorPages;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
 using Saito.Live.Alerts;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 using Saito.Registry.Model;
 using Saito.Server.Api;

@@ -2,7 +2,6 @@ using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Options;
-using Saito.Registry.Data;
 using Saito.Registry.Hosting;
 using Saito.Server.Api;
 

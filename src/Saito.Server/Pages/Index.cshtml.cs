@@ -2,7 +2,6 @@ using Microsoft.AspNetCore.Authorization;
 using Microsoft.AspNetCore.Mvc;
 using Microsoft.AspNetCore.Mvc.RazorPages;
 using Saito.Live.Classroom;
-using Saito.Registry.Data;
 using Saito.Registry.Model;
 using Saito.Server.Dashboard;
 

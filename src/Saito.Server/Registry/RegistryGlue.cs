@@ -26,8 +26,6 @@ internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryM
         {
             CheckInOutcome.UnknownOwner => CheckInRecording.UnknownOwner,
             CheckInOutcome.OutsideReaderWindow => CheckInRecording.OutsideWindow,
-            // The same check-out again (a redelivery after a lost PUBACK, the reader read twice) finds itself recorded.
-            CheckInOutcome.NotCheckedIn when result.CheckIn?.CheckedOutAt == checkIn.At => CheckInRecording.Done,
             CheckInOutcome.NotCheckedIn => CheckInRecording.NotCheckedIn,
             _ => CheckInRecording.Done,
         };

@@ -19,7 +19,7 @@ namespace Saito.Storage.Archive;
 /// <c>DELETE</c>, or <c>DELETE ... USING unnest(keys)</c>. Row locks only, which never block the inserts of new readings
 /// (a new reading has a new key).
 /// </summary>
-internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
+internal sealed class PostgresArchiveEngine : ArchiveEngineBase, IArchiveEngine, IArchiveMoveEngine
 {
     private const string Journal = "archive_journal";
     private const string UniqueViolation = "23505";
@@ -29,13 +29,9 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
     private readonly string? _archiveTablespace;
     private readonly string _description;
 
-    private readonly IArchivePauses _pauses;
-
     public PostgresArchiveEngine(StorageOptions options, IArchivePauses pauses)
+        : base(options, pauses)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        ArgumentNullException.ThrowIfNull(pauses);
-        _pauses = pauses;
         if (string.IsNullOrWhiteSpace(options.ConnectionString))
         {
             throw new ArgumentException("Storage:ConnectionString is required for PostgreSQL.", nameof(options));
@@ -287,7 +283,6 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
         var kind = batch.Kind;
         int valueCount = ReadingTables.ValueColumns(kind).Count;
         var rows = new List<ArchiveRow>(Math.Min(batch.BatchRows, 1 << 16));
-        int half = batch.BatchRows / 2;
         var values = new double?[4];
         int first = keys == KeyStrategy.Natural ? 0 : 1;
         // Not SequentialAccess: ReadAsync buffers the whole row, so the synchronous gets below never wait on the network.
@@ -308,11 +303,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
             }
 
             var received = reader.GetFieldValue<DateTime>(first + 3 + valueCount);
-            rows.Add(new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])));
-            if (rows.Count == half)
-            {
-                _pauses.Reach("mid-select", batch.Id);
-            }
+            AddSelected(rows, new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])), batch);
         }
 #pragma warning restore VSTHRD103
 
@@ -369,7 +360,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
         await connection.ExecuteAsync(MoveSettings(connection), cancellationToken);
         // The statement's rows as binary COPY, decoded in PostgresArchiveCopy (the data reader's per-value reads were the
         // second largest share of this process's CPU with four workers).
-        var rows = await PostgresArchiveCopy.ReadAsync(connection, sql, batch.Kind, batch.Keys, batch.BatchRows, () => _pauses.Reach("mid-select", batch.Id),
+        var rows = await PostgresArchiveCopy.ReadAsync(connection, sql, batch.Kind, batch.Keys, batch.BatchRows, () => Pauses.Reach("mid-select", batch.Id),
             cancellationToken);
         rows = PostgresArchiveCopy.SortByKey(rows, batch.Keys);
 
@@ -408,7 +399,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
 
         long copyMs = clock.ElapsedMilliseconds - statement;
         var exported = await exporting;
-        _pauses.Reach("exported", batch.Id);
+        Pauses.Reach("exported", batch.Id);
         if (conflict)
         {
             await transaction.RollbackAsync(cancellationToken);
@@ -418,13 +409,13 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
         long copied = clock.ElapsedMilliseconds;
         foreach (string point in (ReadOnlySpan<string>)["archive-uncommitted", "archived", "delete-uncommitted"])
         {
-            _pauses.Reach(point, batch.Id);
+            Pauses.Reach(point, batch.Id);
         }
 
         var done = exported with { State = BatchState.Done };
         await SetStateAsync(connection, done, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
-        _pauses.Reach("deleted", batch.Id);
+        Pauses.Reach("deleted", batch.Id);
         return new ArchiveMove(ArchiveMoveOutcome.Moved, done, statement, exportMs, copyMs, clock.ElapsedMilliseconds - copied);
     }
 
@@ -462,7 +453,7 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
         await using var transaction = await connection.BeginTransactionAsync(cancellationToken);
         long inserted = await InsertRowsAsync(connection, transaction, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
             batch.Kind, batch.Keys, rows, cancellationToken);
-        _pauses.Reach("archive-uncommitted", batch.Id);
+        Pauses.Reach("archive-uncommitted", batch.Id);
         await SetStateAsync(connection, batch with { State = BatchState.Archived }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
         return inserted;
@@ -516,10 +507,10 @@ internal sealed class PostgresArchiveEngine : IArchiveEngine, IArchiveMoveEngine
             deleted = await delete.ExecuteNonQueryAsync(cancellationToken);
         }
 
-        _pauses.Reach("delete-uncommitted", batch.Id);
+        Pauses.Reach("delete-uncommitted", batch.Id);
         await SetStateAsync(connection, batch with { State = BatchState.Done }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
-        _pauses.Reach("deleted", batch.Id);
+        Pauses.Reach("deleted", batch.Id);
         return deleted;
     }
 

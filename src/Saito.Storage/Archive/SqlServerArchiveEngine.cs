@@ -24,7 +24,7 @@ namespace Saito.Storage.Archive;
 /// (<see cref="SqlServerArchiveSql.IdBoundary"/>).
 /// Tested without a server (SQL text, slice boundaries); its integration tests run when SAITO_TEST_SQLSERVER is set.
 /// </summary>
-internal sealed class SqlServerArchiveEngine : IArchiveEngine
+internal sealed class SqlServerArchiveEngine : ArchiveEngineBase, IArchiveEngine
 {
     private readonly string _configured;
     private string _connectionString;
@@ -32,13 +32,9 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
     private readonly string? _archiveFilegroup;
     private readonly int _timeoutSeconds;
 
-    private readonly IArchivePauses _pauses;
-
     public SqlServerArchiveEngine(StorageOptions options, IArchivePauses pauses)
+        : base(options, pauses)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        ArgumentNullException.ThrowIfNull(pauses);
-        _pauses = pauses;
         if (string.IsNullOrWhiteSpace(options.ConnectionString))
         {
             throw new ArchiveSetupException("Storage:ConnectionString is required for SQL Server.");
@@ -241,7 +237,6 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
         int valueCount = ReadingTables.ValueColumns(kind).Count;
         var rows = new List<ArchiveRow>(Math.Min(batch.BatchRows, 1 << 16));
         var values = new double?[4];
-        int half = batch.BatchRows / 2;
         await using var reader = await command.ExecuteReaderAsync(CommandBehavior.SequentialAccess, cancellationToken);
         while (await reader.ReadAsync(cancellationToken))
         {
@@ -257,11 +252,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             }
 
             var received = reader.GetDateTime(c);
-            rows.Add(new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])));
-            if (rows.Count == half)
-            {
-                _pauses.Reach("mid-select", batch.Id);
-            }
+            AddSelected(rows, new ArchiveRow(id, new Reading(kind, device, channel, ts, received, values[0], values[1], values[2], values[3])), batch);
         }
 
         return rows;
@@ -295,7 +286,7 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
         await using var transaction = (SqlTransaction)await connection.BeginTransactionAsync(cancellationToken);
         long inserted = await InsertMissingAsync(connection, transaction, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive),
             batch.Kind, batch.Keys, rows, cancellationToken);
-        _pauses.Reach("archive-uncommitted", batch.Id);
+        Pauses.Reach("archive-uncommitted", batch.Id);
         await SetStateAsync(connection, transaction, batch with { State = BatchState.Archived }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
         return inserted;
@@ -345,10 +336,10 @@ internal sealed class SqlServerArchiveEngine : IArchiveEngine
             await ScalarAsync(connection, "DROP TABLE #saito_keys", transaction, cancellationToken);
         }
 
-        _pauses.Reach("delete-uncommitted", batch.Id);
+        Pauses.Reach("delete-uncommitted", batch.Id);
         await SetStateAsync(connection, transaction, batch with { State = BatchState.Done }, cancellationToken);
         await transaction.CommitAsync(cancellationToken);
-        _pauses.Reach("deleted", batch.Id);
+        Pauses.Reach("deleted", batch.Id);
         return deleted;
     }
 

@@ -24,7 +24,7 @@ namespace Saito.Storage.Archive;
 /// </list>
 /// Reads (the batch select, counts) run in WAL snapshots and never block the server's writer.
 /// </summary>
-internal sealed class SqliteArchiveEngine : IArchiveEngine
+internal sealed class SqliteArchiveEngine : ArchiveEngineBase, IArchiveEngine
 {
     private const string Journal = "archive_journal";
     private const int RestoreChunk = 50_000;
@@ -32,13 +32,9 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
     private readonly SqliteConnections _hot;
     private readonly SqliteConnections _archive;
 
-    private readonly IArchivePauses _pauses;
-
     public SqliteArchiveEngine(StorageOptions options, IArchivePauses pauses)
+        : base(options, pauses)
     {
-        ArgumentNullException.ThrowIfNull(options);
-        ArgumentNullException.ThrowIfNull(pauses);
-        _pauses = pauses;
         _hot = new SqliteConnections(Path.GetFullPath(Path.Combine(options.HotPath, SqliteSchema.HotFileName)), options);
         _archive = new SqliteConnections(Path.GetFullPath(Path.Combine(options.ArchivePath, SqliteSchema.ArchiveFileName)), options);
     }
@@ -286,7 +282,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
             if (rows.Count == half)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                _pauses.Reach("mid-select", batch.Id);
+                Pauses.Reach("mid-select", batch.Id);
             }
         }
 
@@ -362,7 +358,7 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
         using var connection = _archive.Open();
         using var transaction = connection.BeginTransaction(deferred: false);
         long inserted = InsertRows(connection, ReadingTables.TableName(batch.Kind, batch.Keys, StorageTier.Archive), batch.Kind, batch.Keys, rows, cancellationToken);
-        _pauses.Reach("archive-uncommitted", batch.Id);
+        Pauses.Reach("archive-uncommitted", batch.Id);
         SetState(connection, transaction, batch with { State = BatchState.Archived });
         transaction.Commit();
         return Task.FromResult(inserted);
@@ -450,11 +446,11 @@ internal sealed class SqliteArchiveEngine : IArchiveEngine
                 }
             }
 
-            _pauses.Reach("delete-uncommitted", batch.Id);
+            Pauses.Reach("delete-uncommitted", batch.Id);
             transaction.Commit();
         }
 
-        _pauses.Reach("deleted", batch.Id);
+        Pauses.Reach("deleted", batch.Id);
         using (var archive = _archive.Open())
         {
             SetState(archive, null, batch with { State = BatchState.Done });

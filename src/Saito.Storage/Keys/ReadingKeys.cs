@@ -62,14 +62,8 @@ public static class ReadingKeys
         Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
         HashName(reading, hash);
         // 48 bits of milliseconds (as UUIDv7), then 12 bits of the sub-millisecond microseconds behind the version nibble.
-        long micros = ReadingTime.ToUnixMicroseconds(reading.Timestamp);
-        long millis = Math.DivRem(micros, 1000, out long subMillis);
-        bytes[0] = (byte)(millis >> 40);
-        bytes[1] = (byte)(millis >> 32);
-        bytes[2] = (byte)(millis >> 24);
-        bytes[3] = (byte)(millis >> 16);
-        bytes[4] = (byte)(millis >> 8);
-        bytes[5] = (byte)millis;
+        long millis = UnixMillis(reading, out long subMillis);
+        WriteMillis48(bytes, millis);
         bytes[6] = (byte)(0x80 | ((subMillis >> 8) & 0x0F));
         bytes[7] = (byte)subMillis;
         hash[..8].CopyTo(bytes[8..]);
@@ -86,17 +80,26 @@ public static class ReadingKeys
         Span<byte> bytes = stackalloc byte[16];
         Span<byte> hash = stackalloc byte[SHA256.HashSizeInBytes];
         HashName(reading, hash);
-        long micros = ReadingTime.ToUnixMicroseconds(reading.Timestamp);
-        long millis = Math.DivRem(micros, 1000, out long subMillis);
+        long millis = UnixMillis(reading, out long subMillis);
         hash[..8].CopyTo(bytes);
         BinaryPrimitives.WriteUInt16BigEndian(bytes[8..], (ushort)subMillis);
-        bytes[10] = (byte)(millis >> 40);
-        bytes[11] = (byte)(millis >> 32);
-        bytes[12] = (byte)(millis >> 24);
-        bytes[13] = (byte)(millis >> 16);
-        bytes[14] = (byte)(millis >> 8);
-        bytes[15] = (byte)millis;
+        WriteMillis48(bytes[10..], millis);
         return new Guid(bytes);
+    }
+
+    /// <summary>The reading's time in whole milliseconds since 1970, and the microseconds past the last of them.</summary>
+    private static long UnixMillis(in Reading reading, out long subMillis) =>
+        Math.DivRem(ReadingTime.ToUnixMicroseconds(reading.Timestamp), 1000, out subMillis);
+
+    /// <summary>The low 48 bits of <paramref name="millis"/>, big-endian, into the first six bytes of <paramref name="destination"/>.</summary>
+    private static void WriteMillis48(Span<byte> destination, long millis)
+    {
+        destination[0] = (byte)(millis >> 40);
+        destination[1] = (byte)(millis >> 32);
+        destination[2] = (byte)(millis >> 24);
+        destination[3] = (byte)(millis >> 16);
+        destination[4] = (byte)(millis >> 8);
+        destination[5] = (byte)millis;
     }
 
     private static void HashName(in Reading reading, Span<byte> hash)

@@ -35,14 +35,9 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
     private readonly string _description;
 
     public PostgresReadingStore(StorageOptions options, ILogger<PostgresReadingStore> logger)
-        : base(options)
+        : base(options, "PostgreSQL")
     {
         ArgumentNullException.ThrowIfNull(logger);
-        if (string.IsNullOrWhiteSpace(options.ConnectionString))
-        {
-            throw new ArgumentException("Storage:ConnectionString is required for PostgreSQL.", nameof(options));
-        }
-
         foreach (string? tablespace in new[] { options.Postgres.HotTablespace, options.Postgres.ArchiveTablespace })
         {
             if (!string.IsNullOrEmpty(tablespace) && !StorageOptionsValidator.IsPlainIdentifier(tablespace))
@@ -407,30 +402,20 @@ public sealed class PostgresReadingStore : BulkCopyReadingDatabase
             await importer.StartRowAsync(cancellationToken);
             await importer.WriteAsync(letter.ReceivedAt, NpgsqlDbType.TimestampTz, cancellationToken);
             await importer.WriteAsync(letter.Topic, NpgsqlDbType.Text, cancellationToken);
-            if (letter.ClientId is null)
-            {
-                await importer.WriteNullAsync(cancellationToken);
-            }
-            else
-            {
-                await importer.WriteAsync(letter.ClientId, NpgsqlDbType.Text, cancellationToken);
-            }
-
+            await WriteOrNullAsync(importer, letter.ClientId, NpgsqlDbType.Text, cancellationToken);
             await importer.WriteAsync(letter.Reason, NpgsqlDbType.Text, cancellationToken);
             await importer.WriteAsync(letter.Detail, NpgsqlDbType.Text, cancellationToken);
             await importer.WriteAsync(letter.Payload, NpgsqlDbType.Text, cancellationToken);
-            if (letter.PayloadBytes is null)
-            {
-                await importer.WriteNullAsync(cancellationToken);
-            }
-            else
-            {
-                await importer.WriteAsync(letter.PayloadBytes, NpgsqlDbType.Bytea, cancellationToken);
-            }
+            await WriteOrNullAsync(importer, letter.PayloadBytes, NpgsqlDbType.Bytea, cancellationToken);
         }
 
         await importer.CompleteAsync(cancellationToken);
     }
+
+    /// <summary>A nullable column of a COPY row: NULL, or the value as <paramref name="type"/>.</summary>
+    private static Task WriteOrNullAsync<T>(NpgsqlBinaryImporter importer, T? value, NpgsqlDbType type, CancellationToken cancellationToken)
+        where T : class =>
+        value is null ? importer.WriteNullAsync(cancellationToken) : importer.WriteAsync(value, type, cancellationToken);
 
     /// <summary>A column a table made by an older Saito lacks (<see cref="PostgresSchema.AddedColumns"/>), added in the schema transaction.</summary>
     private async Task AddColumnIfMissingAsync(NpgsqlConnection connection, AddedColumn added, CancellationToken cancellationToken)

@@ -53,14 +53,9 @@ public sealed partial class SqlServerReadingStore : BulkCopyReadingDatabase
     private readonly SqlServerSchema _schema;
 
     public SqlServerReadingStore(StorageOptions options, ILogger<SqlServerReadingStore> logger)
-        : base(options)
+        : base(options, "SQL Server")
     {
         ArgumentNullException.ThrowIfNull(logger);
-        if (string.IsNullOrWhiteSpace(options.ConnectionString))
-        {
-            throw new ArgumentException("Storage:ConnectionString is required for Storage:Provider=sqlserver.", nameof(options));
-        }
-
         if (!Enum.IsDefined(options.KeyStrategy))
         {
             throw new ArgumentException("Storage:KeyStrategy must be natural, guid or sequential-guid.", nameof(options));

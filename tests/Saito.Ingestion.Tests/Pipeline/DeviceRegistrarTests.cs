@@ -27,7 +27,7 @@ public sealed class DeviceRegistrarTests : IAsyncLifetime
         // A one-second busy timeout, so that a file held by another connection fails (transiently) soon.
         _db = await SqliteDeviceStore.CreateAsync(new StorageOptions { CommandTimeoutSeconds = 1 }, Ct);
         _store = _db.Store;
-        _registrar = new DeviceRegistrar(_store, _db.Resilience.Pipeline);
+        _registrar = new DeviceRegistrar(_store, _db.Resilience);
         _hubs = _db.NewHubs(recheckSeconds: 1);
         _registry = new DeviceRegistry(_store, _db.Resilience, new NewDeviceLimiter(1000, TimeProvider.System), _hubs);
     }
