@@ -218,6 +218,7 @@ public sealed partial class AlertEngine
             return false;
         }
         rule.AcknowledgedBy = byUser;
+        rule.AcknowledgedAt = now;
         _events.Add(new AlertEvent(rule.AlertId, rule.Student.OwnerId, rule.Kind, AlertEventType.Acknowledged, now, rule.Level, rule.Value,
             FormattableString.Invariant($"acknowledged by {byUser} at level {rule.Level}"), byUser));
         return true;
@@ -239,7 +240,7 @@ public sealed partial class AlertEngine
         ArgumentNullException.ThrowIfNull(into);
         foreach (var rule in _open.Values)
         {
-            into.Add(new ActiveAlert(rule.AlertId, rule.Student.OwnerId, rule.Kind, rule.RaisedAt, rule.Level, rule.Value, rule.Detail, rule.AcknowledgedBy));
+            into.Add(new ActiveAlert(rule.AlertId, rule.Student.OwnerId, rule.Kind, rule.RaisedAt, rule.Level, rule.Value, rule.Detail, rule.AcknowledgedBy, rule.AcknowledgedAt));
         }
         return _open.Count;
     }
@@ -259,6 +260,7 @@ public sealed partial class AlertEngine
         rule.Value = value;
         rule.Detail = detail;
         rule.AcknowledgedBy = null;
+        rule.AcknowledgedAt = null;
         rule.OnsetSince = null;
         rule.ClearSince = null;
         _open.Add(rule.AlertId, rule);

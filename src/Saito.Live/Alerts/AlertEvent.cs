@@ -56,6 +56,7 @@ public readonly record struct AlertEvent(
 /// <param name="Value">The value it was raised with.</param>
 /// <param name="Detail">The Raised event's detail.</param>
 /// <param name="AcknowledgedBy">Who acknowledged it, or null while unacknowledged.</param>
+/// <param name="AcknowledgedAt">When it was acknowledged, or null while unacknowledged.</param>
 public readonly record struct ActiveAlert(
     Guid AlertId,
     int OwnerId,
@@ -64,7 +65,8 @@ public readonly record struct ActiveAlert(
     int Level,
     double Value,
     string Detail,
-    string? AcknowledgedBy);
+    string? AcknowledgedBy,
+    DateTime? AcknowledgedAt = null);
 
 /// <summary>What the engine did with the readings it was given, for metrics.</summary>
 /// <param name="ReadingsEvaluated">Readings that went through the rules.</param>

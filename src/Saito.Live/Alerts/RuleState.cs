@@ -32,6 +32,7 @@ internal sealed class RuleState(StudentState student, AlertKind kind)
     public double Value;
     public string Detail = "";
     public string? AcknowledgedBy;
+    public DateTime? AcknowledgedAt;
 
     /// <summary>
     /// Onset needs <paramref name="holds"/> at every reading for <paramref name="onset"/>; clearing needs

@@ -4,12 +4,13 @@ using Saito.Live.Alerts;
 
 namespace Saito.Live.Classroom;
 
-/// <summary>An alert as dashboards and the history page show it.</summary>
+/// <summary>An alert as dashboards and the history page show it; <see cref="Class"/> is its <see cref="AlertClasses.Name"/>.</summary>
 public sealed record AlertView(
     Guid Id,
     int OwnerId,
     string StudentName,
     string Kind,
+    string Class,
     string Title,
     int Level,
     string LevelName,
@@ -18,7 +19,15 @@ public sealed record AlertView(
     DateTimeOffset RaisedAt,
     DateTimeOffset? AcknowledgedAt,
     string? AcknowledgedBy,
-    DateTimeOffset? ClearedAt);
+    DateTimeOffset? ClearedAt)
+{
+    /// <summary>The most pressing first (<see cref="AlertClasses.Compare"/>).</summary>
+    public static IComparer<AlertView> Order { get; } = Comparer<AlertView>.Create(static (a, b) => AlertClasses.Compare(
+        ClassOf(a), a.AcknowledgedBy is not null, a.Level, a.RaisedAt, ClassOf(b), b.AcknowledgedBy is not null, b.Level, b.RaisedAt));
+
+    private static AlertClass ClassOf(AlertView alert) =>
+        AlertKinds.TryParse(alert.Kind, out var kind) ? AlertClasses.Of(kind) : AlertClass.Attendance;
+}
 
 /// <summary>
 /// One alert event as the server stores and pushes it: <see cref="Event"/> with devices named by serial,
@@ -43,11 +52,12 @@ internal static partial class AlertViews
             ? d.Serial : m.Value);
 
     public static AlertView Of(LiveRegistry registry, ActiveAlert a) => new(a.AlertId, a.OwnerId, registry.NameOf(a.OwnerId), AlertKinds.Name(a.Kind),
-        AlertKinds.Text(a.Kind), a.Level, LevelName(a.Level), a.Value, WithSerials(registry, a.Detail), new DateTimeOffset(a.RaisedAt), null, a.AcknowledgedBy, null);
+        AlertClasses.Name(AlertClasses.Of(a.Kind)), AlertKinds.Text(a.Kind), a.Level, LevelName(a.Level), a.Value, WithSerials(registry, a.Detail), new DateTimeOffset(a.RaisedAt),
+        a.AcknowledgedAt is { } at ? new DateTimeOffset(at) : null, a.AcknowledgedBy, null);
 
     /// <summary>An alert no longer open (cleared), or not yet among the open ones: as its event tells it.</summary>
     public static AlertView Of(LiveRegistry registry, AlertEvent e) => new(e.AlertId, e.OwnerId, registry.NameOf(e.OwnerId), AlertKinds.Name(e.Kind),
-        AlertKinds.Text(e.Kind), e.Level, LevelName(e.Level), e.Value, e.Detail, new DateTimeOffset(e.At),
+        AlertClasses.Name(AlertClasses.Of(e.Kind)), AlertKinds.Text(e.Kind), e.Level, LevelName(e.Level), e.Value, e.Detail, new DateTimeOffset(e.At),
         e.Type == AlertEventType.Acknowledged ? new DateTimeOffset(e.At) : null, e.AcknowledgedBy,
         e.Type == AlertEventType.Cleared ? new DateTimeOffset(e.At) : null);
 

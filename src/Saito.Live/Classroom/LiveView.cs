@@ -216,12 +216,12 @@ public sealed class LiveView
         var registry = _registry;
         var changed = new List<TileView>(_dirty.Count);
         var reducedChanged = new List<TileView>(_dirty.Count);
-        var openByOwner = ActiveAlerts.GroupBy(a => a.OwnerId).ToDictionary(g => g.Key, g => g.Count());
+        var openByOwner = ActiveAlerts.GroupBy(a => a.OwnerId).ToDictionary(g => g.Key, g => (IReadOnlyList<AlertView>)[.. g.Order(AlertView.Order)]);
         foreach (int owner in _dirty)
         {
             if (_students.TryGetValue(owner, out var student))
             {
-                int open = openByOwner.GetValueOrDefault(owner);
+                var open = openByOwner.GetValueOrDefault(owner) ?? [];
                 var tile = new LiveTile(student.Tile(now, _silentAfter, open, seesBloodPressure: true), student.Tile(now, _silentAfter, open, seesBloodPressure: false));
                 changed.Add(tile.Full);
                 if (!_tiles.TryGetValue(owner, out var before) || !LiveTile.SameView(before.WithoutBloodPressure, tile.WithoutBloodPressure))

@@ -1,3 +1,5 @@
+using Saito.Live.Alerts;
+
 namespace Saito.Live.Classroom;
 
 /// <summary>
@@ -18,7 +20,19 @@ public sealed record TileView(
     SwayView? Sway,
     SeatView? Seat,
     IReadOnlyList<DeviceView> Devices,
-    int OpenAlerts);
+    int OpenAlerts,
+    TileAlert? Alert);
+
+/// <summary>The student's most pressing open alert (<see cref="AlertView.Order"/>), which the tile names in a few words (<see cref="AlertClasses.ShortText"/>).</summary>
+public sealed record TileAlert(string Kind, string Class, string Title, double? Value, bool Acknowledged)
+{
+    public static TileAlert Of(AlertView alert)
+    {
+        ArgumentNullException.ThrowIfNull(alert);
+        string title = AlertKinds.TryParse(alert.Kind, out var kind) ? AlertClasses.ShortText(kind) : alert.Title;
+        return new(alert.Kind, alert.Class, title, alert.Value, alert.AcknowledgedBy is not null);
+    }
+}
 
 /// <summary>A student's tile as it stands: for those who see blood pressure, and without it (no values, no time of it).</summary>
 public sealed record LiveTile(TileView Full, TileView WithoutBloodPressure)

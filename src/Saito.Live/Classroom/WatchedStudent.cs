@@ -44,8 +44,8 @@ internal sealed class WatchedStudent(LiveStudent info, SwayTracker sway)
         return frame;
     }
 
-    /// <summary>The tile as a viewer who does, or does not, see blood pressure sees it.</summary>
-    public TileView Tile(DateTime now, TimeSpan silentAfter, int openAlerts, bool seesBloodPressure)
+    /// <summary>The tile as a viewer who does, or does not, see blood pressure sees it; <paramref name="openAlerts"/> are the student's, most pressing first.</summary>
+    public TileView Tile(DateTime now, TimeSpan silentAfter, IReadOnlyList<AlertView> openAlerts, bool seesBloodPressure)
     {
         var checkIn = Info.CheckIn;
         string state = checkIn is null ? "not-yet" : checkIn.CheckedOutAt is null ? "in" : "out";
@@ -71,6 +71,7 @@ internal sealed class WatchedStudent(LiveStudent info, SwayTracker sway)
         var vitalsAt = Vitals.VitalsAt(seesBloodPressure);
         return new TileView(Info.OwnerId, Info.Name, Info.ExternalRef, state, checkIn?.CheckedInAt, Vitals.HeartRate,
             seesBloodPressure ? Vitals.Systolic : null, seesBloodPressure ? Vitals.Diastolic : null, Vitals.SkinTemperature,
-            vitalsAt is { } v ? new DateTimeOffset(v) : null, sway, seat, devices, openAlerts);
+            vitalsAt is { } v ? new DateTimeOffset(v) : null, sway, seat, devices, openAlerts.Count,
+            openAlerts.Count > 0 ? TileAlert.Of(openAlerts[0]) : null);
     }
 }

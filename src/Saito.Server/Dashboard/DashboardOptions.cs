@@ -29,6 +29,12 @@ public sealed class DashboardOptions
     /// <summary>Dashboards one user may have open at once (each is a SignalR connection watching a class).</summary>
     public int MaxConnectionsPerUser { get; set; } = 20;
 
+    /// <summary>
+    /// A tile's vital signs older than this (seconds) grey out and show their age, so a value that stopped coming never
+    /// looks live; 2 to 3600. Wristbands send every second or two: the default allows a few missed.
+    /// </summary>
+    public int StaleAfterSeconds { get; set; } = 10;
+
     /// <summary>Points of a student chart, at most, per series (the server downsamples to this); 100 to 10,000.</summary>
     public int MaxChartPoints { get; set; } = 2_000;
 }
@@ -61,6 +67,11 @@ public sealed class DashboardOptionsValidator : IValidateOptions<DashboardOption
         if (options.MaxConnectionsPerUser is < 1 or > 1_000)
         {
             failures.Add("Dashboard:MaxConnectionsPerUser must be from 1 to 1000.");
+        }
+
+        if (options.StaleAfterSeconds is < 2 or > 3_600)
+        {
+            failures.Add("Dashboard:StaleAfterSeconds must be from 2 to 3600.");
         }
 
         if (options.MaxChartPoints is < 100 or > StudentCharts.MaxChartPointsLimit)

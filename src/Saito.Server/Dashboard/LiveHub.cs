@@ -65,7 +65,8 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
         var tiles = c.Roster.Select(o => live.Tiles.GetValueOrDefault(o)).OfType<LiveTile>().Select(t => bp ? t.Full : t.WithoutBloodPressure).ToList();
         var roster = c.Roster.ToHashSet();
         return new ClassLive(c.Id, c.Name, c.Room, c.Session, tiles,
-            [.. live.ActiveAlerts.Where(a => roster.Contains(a.OwnerId))], bp, new LiveHealthView(feed.Skipped, feed.Backlog));
+            [.. live.ActiveAlerts.Where(a => roster.Contains(a.OwnerId)).Order(AlertView.Order)], bp, new LiveHealthView(feed.Skipped, feed.Backlog),
+            options.Value.StaleAfterSeconds);
     }
 
     public async Task Unwatch(int classId)
@@ -95,8 +96,10 @@ public sealed class LiveHub(RegistryDbContext db, DashboardAccess access, Vitals
     }
 }
 
-/// <summary>What a dashboard gets when it starts watching a class.</summary>
-public sealed record ClassLive(int ClassId, string Name, string? Room, LiveSession? Session, IReadOnlyList<TileView> Tiles, IReadOnlyList<AlertView> Alerts, bool SeesBloodPressure, LiveHealthView Health);
+/// <summary>What a dashboard gets when it starts watching a class: its tiles, its open alerts (most pressing first), and how old a value may get before the tile greys it.</summary>
+public sealed record ClassLive(
+    int ClassId, string Name, string? Room, LiveSession? Session, IReadOnlyList<TileView> Tiles, IReadOnlyList<AlertView> Alerts, bool SeesBloodPressure,
+    LiveHealthView Health, int StaleAfterSeconds);
 
 /// <summary>Whether the live view is keeping up: readings skipped because it fell behind, and its backlog.</summary>
 public sealed record LiveHealthView(long SkippedReadings, long Backlog);

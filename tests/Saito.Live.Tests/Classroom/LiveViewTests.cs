@@ -191,18 +191,22 @@ public sealed class LiveViewTests
         (raised.Event.Kind, raised.Event.Type, raised.Event.Detail).ShouldBe((AlertKind.SilentSensor, AlertEventType.Raised, "wrist-ada sent nothing for 30 s"));
         raised.ClassId.ShouldBe(2);
         raised.Classes.ShouldBe([1, 2]);
-        raised.View.ShouldBe(new AlertView(AlertId(1), Ada, "Ada", "silent-sensor", AlertKinds.Text(AlertKind.SilentSensor), AlertLevels.Aide,
+        raised.View.ShouldBe(new AlertView(AlertId(1), Ada, "Ada", "silent-sensor", "device", AlertKinds.Text(AlertKind.SilentSensor), AlertLevels.Aide,
             "in the room", 30, "wrist-ada sent nothing for 30 s", new DateTimeOffset(At(30)), null, null, null));
         s.View.ActiveAlerts.ShouldBe([raised.View]);
         s.Take(31);
         s.Tile(Ada).OpenAlerts.ShouldBe(1);
+        s.Tile(Ada).Alert.ShouldBe(new TileAlert("silent-sensor", "device", AlertKinds.Text(AlertKind.SilentSensor), 30, Acknowledged: false));
         s.Tile(Ada).Devices[0].Silent.ShouldBeTrue();
 
         s.View.Acknowledge(AlertId(1), "teacher-1", At(35)).ShouldBeTrue();
         var acknowledged = s.Drain().ShouldHaveSingleItem();
         acknowledged.Event.Type.ShouldBe(AlertEventType.Acknowledged);
         acknowledged.View.AcknowledgedBy.ShouldBe("teacher-1");
-        s.View.ActiveAlerts.ShouldHaveSingleItem().AcknowledgedBy.ShouldBe("teacher-1");
+        s.View.ActiveAlerts.ShouldHaveSingleItem().ShouldSatisfyAllConditions(
+            a => a.AcknowledgedBy.ShouldBe("teacher-1"), a => a.AcknowledgedAt.ShouldBe(new DateTimeOffset(At(35))));
+        s.Take(35);
+        s.Tile(Ada).Alert!.Acknowledged.ShouldBeTrue("acknowledged but still open: the tile still names it, marked as seen");
     }
 
     [Fact]
@@ -222,6 +226,7 @@ public sealed class LiveViewTests
         s.View.ActiveAlerts.ShouldBeEmpty();
         s.Take(7200);
         s.Tile(Ada).OpenAlerts.ShouldBe(0);
+        s.Tile(Ada).Alert.ShouldBeNull();
     }
 
     [Fact]

@@ -1,4 +1,3 @@
-using System.Net;
 using System.Text;
 using System.Text.RegularExpressions;
 using Microsoft.AspNetCore.Authorization;
@@ -6,7 +5,6 @@ using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Registry.Model;
 using Saito.Server.Api;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Api;
 

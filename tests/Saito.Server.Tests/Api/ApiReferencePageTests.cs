@@ -1,8 +1,6 @@
 using System.Collections.Concurrent;
-using System.Net;
 using Microsoft.Playwright;
 using Saito.Server.Tests.Dashboard;
-using Saito.Storage.Keys;
 using static Microsoft.Playwright.Assertions;
 
 namespace Saito.Server.Tests.Api;

@@ -1,10 +1,6 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using System.Text.RegularExpressions;
 using Saito.Server.Tests.Infrastructure;
 using Saito.Server.Api;
-using Saito.Storage.Keys;
 using static Saito.Server.Tests.Dashboard.DashboardTestSteps;
 
 namespace Saito.Server.Tests.Api;

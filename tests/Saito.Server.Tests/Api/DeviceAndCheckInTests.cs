@@ -1,12 +1,8 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Readings;
 using Saito.Server.Tests.Infrastructure;
 using Saito.Storage;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Api;
 

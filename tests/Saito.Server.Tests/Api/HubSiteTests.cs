@@ -1,14 +1,10 @@
 using System.Globalization;
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Readings;
 using Saito.Server.Security;
 using Saito.Storage;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Api;
 

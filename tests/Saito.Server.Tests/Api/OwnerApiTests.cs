@@ -1,11 +1,7 @@
-using System.Net;
-using System.Net.Http.Json;
 using System.Text;
-using System.Text.Json;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Time.Testing;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Api;
 

@@ -1,9 +1,5 @@
 using System.Globalization;
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using Saito.Server.Tests.Infrastructure;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Api;
 

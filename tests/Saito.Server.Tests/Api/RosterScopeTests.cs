@@ -1,11 +1,7 @@
-using System.Net;
-using System.Net.Http.Json;
 using System.Security.Claims;
-using System.Text.Json;
 using Saito.Registry.Model;
 using Saito.Server.Tests.Infrastructure;
 using Saito.Server.Api;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Api;
 

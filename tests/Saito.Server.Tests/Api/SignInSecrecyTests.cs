@@ -1,11 +1,7 @@
 using System.Diagnostics;
-using System.Net;
 using System.Net.Http.Headers;
-using System.Net.Http.Json;
 using System.Net.Sockets;
 using System.Text;
-using System.Text.Json;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Api;
 

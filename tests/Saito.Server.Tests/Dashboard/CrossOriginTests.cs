@@ -1,7 +1,3 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Dashboard;
 

@@ -1,7 +1,5 @@
 using System.Globalization;
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
+using Saito.Registry.Model;
 
 namespace Saito.Server.Tests.Dashboard;
 
@@ -16,6 +14,23 @@ internal static class DashboardTestSteps
         using var response = await client.PostAsJsonAsync(path, body, Ct);
         response.StatusCode.ShouldBe(HttpStatusCode.Created, await response.Content.ReadAsStringAsync(Ct));
         return (await response.Content.ReadFromJsonAsync<JsonElement>(Ct)).GetProperty("id").GetInt32();
+    }
+
+    /// <summary>
+    /// Class "Morning circle" in Room 1 with <paramref name="students"/> on its roster, in a session that began
+    /// <paramref name="startedMinutesAgo"/> minutes ago and ends in two hours; its id.
+    /// </summary>
+    public static async Task<int> ClassInSessionAsync(SaitoHost server, IEnumerable<int> students, int startedMinutesAgo)
+    {
+        await using var db = server.OpenRegistry();
+        var now = DateTimeOffset.UtcNow;
+        var c = new SchoolClass { Name = "Morning circle", Room = "Room 1", CreatedAt = now, UpdatedAt = now };
+        db.Classes.Add(c);
+        await db.SaveChangesAsync(Ct);
+        db.RosterEntries.AddRange(students.Select(s => new RosterEntry { ClassId = c.Id, OwnerId = s, AddedAt = now }));
+        db.Sessions.Add(new ClassSession { ClassId = c.Id, StartsAt = now.AddMinutes(-startedMinutesAgo), EndsAt = now.AddHours(2), SchoolDate = DateOnly.FromDateTime(now.UtcDateTime) });
+        await db.SaveChangesAsync(Ct);
+        return c.Id;
     }
 
     /// <summary>QoS 1 through mosquitto_pub: acknowledged once committed.</summary>

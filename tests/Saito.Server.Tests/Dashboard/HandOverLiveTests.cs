@@ -1,5 +1,4 @@
 using Saito.Server.Tests.Infrastructure;
-using Saito.Storage.Keys;
 using static Saito.Server.Tests.Dashboard.DashboardTestSteps;
 
 namespace Saito.Server.Tests.Dashboard;

@@ -1,8 +1,4 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using Saito.Registry.Model;
-using Saito.Storage.Keys;
 using static Microsoft.Playwright.Assertions;
 using static Saito.Server.Tests.Dashboard.DashboardTestSteps;
 
@@ -69,13 +65,19 @@ public sealed class LiveDashboardTests
         var now = DateTimeOffset.UtcNow;
         string trace = "[" + string.Join(",", Enumerable.Range(0, 21).Select(i => $$"""{"ts":"{{Ts(now.AddMilliseconds((i * 250) - 5000))}}","hr":150}""")) + "]";
         await PublishAsync(server, "saito/hub-1/wrist-ada/biosensor", trace);
-        var alarm = teacher.Locator("#banner .alert[data-kind=tachycardia]");
+        var alarm = teacher.Locator("#banner .alert:not(.acked)[data-kind=tachycardia]");
         await Expect(alarm).ToContainTextAsync("Ada");
-        await Expect(ada.Locator(".tile-alert")).ToContainTextAsync("open alert");
+        // Clinical first: the racing heart is above Basil's silent wristband, raised earlier.
+        await Expect(teacher.Locator("#banner .alert").First).ToHaveAttributeAsync("data-kind", "tachycardia");
+        await Expect(ada.Locator(".tile-alert")).ToHaveTextAsync("⚠ Heart rate high: 150 bpm");
+        await Expect(ada.Locator(".vital.alarm .hr")).ToHaveTextAsync("150 bpm");
         await Browser.ScreenshotAsync(teacher, "live-class-tachycardia");
         await alarm.Locator("button.ack").ClickAsync();
         await Expect(alarm).ToHaveCountAsync(0);
-        await Expect(teacher.Locator("#acknowledged .alert[data-kind=tachycardia]")).ToContainTextAsync("acknowledged by teacher");
+        var seen = teacher.Locator("#banner .alert.acked[data-kind=tachycardia]");
+        await Expect(seen).ToContainTextAsync("acknowledged by teacher at");
+        await Expect(seen).ToContainTextAsync("still active");
+        await Expect(ada.Locator(".tile-alert.acked")).ToContainTextAsync("◐ Heart rate high: 150 bpm");
         await Browser.ScreenshotAsync(teacher, "live-class-acknowledged");
 
         // Stored: the alert history says who acknowledged it.
@@ -164,18 +166,7 @@ public sealed class LiveDashboardTests
         using var admin = await server.AsAsync("admin");
         int ada = await CreateAsync(admin, "/api/owners", new { kind = "student", displayName = "Ada Lovelace" });
         int basil = await CreateAsync(admin, "/api/owners", new { kind = "student", displayName = "Basil Brush" });
-        int classId;
-        await using (var db = server.OpenRegistry())
-        {
-            var now = DateTimeOffset.UtcNow;
-            var c = new SchoolClass { Name = "Morning circle", Room = "Room 1", CreatedAt = now, UpdatedAt = now };
-            db.Classes.Add(c);
-            await db.SaveChangesAsync(Ct);
-            classId = c.Id;
-            db.RosterEntries.AddRange(new RosterEntry { ClassId = c.Id, OwnerId = ada, AddedAt = now }, new RosterEntry { ClassId = c.Id, OwnerId = basil, AddedAt = now });
-            db.Sessions.Add(new ClassSession { ClassId = c.Id, StartsAt = now.AddMinutes(-5), EndsAt = now.AddHours(2), SchoolDate = DateOnly.FromDateTime(now.UtcDateTime) });
-            await db.SaveChangesAsync(Ct);
-        }
+        int classId = await ClassInSessionAsync(server, [ada, basil], startedMinutesAgo: 5);
 
         foreach (string user in new[] { "teacher", "aide" })
         {

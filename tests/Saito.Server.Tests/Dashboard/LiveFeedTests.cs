@@ -1,10 +1,7 @@
-using System.Net.Http.Json;
-using System.Text.Json;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using Saito.Readings;
 using Saito.Server.Dashboard;
-using Saito.Storage.Keys;
 using static Saito.Server.Tests.Dashboard.DashboardTestSteps;
 
 namespace Saito.Server.Tests.Dashboard;

@@ -1,8 +1,6 @@
-using System.Net;
 using System.Net.WebSockets;
 using System.Text;
 using Saito.Server.Tests.Infrastructure;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Dashboard;
 

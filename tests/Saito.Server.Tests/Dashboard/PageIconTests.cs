@@ -1,5 +1,3 @@
-using System.Net;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Dashboard;
 

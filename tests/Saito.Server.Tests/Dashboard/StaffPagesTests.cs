@@ -1,10 +1,6 @@
 using System.Globalization;
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using Microsoft.Playwright;
 using Saito.Registry.Model;
-using Saito.Storage.Keys;
 using static Microsoft.Playwright.Assertions;
 using static Saito.Server.Tests.Dashboard.DashboardTestSteps;
 

@@ -1,8 +1,4 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using Microsoft.Extensions.Options;
-using Saito.Storage.Keys;
 using static Saito.Server.Tests.Dashboard.DashboardTestSteps;
 
 namespace Saito.Server.Tests.Dashboard;

@@ -1,9 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
-using System.Net;
 using System.Net.Sockets;
 using System.Text;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Docs;
 

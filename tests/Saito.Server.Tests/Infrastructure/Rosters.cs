@@ -1,6 +1,3 @@
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 
 namespace Saito.Server.Tests.Infrastructure;
 

@@ -1,9 +1,7 @@
 using System.Globalization;
-using System.Net;
 using System.Net.Http.Headers;
 using System.Text.RegularExpressions;
 using Microsoft.Extensions.Options;
-using Saito.Storage.Keys;
 
 namespace Saito.Server.Tests.Metrics;
 

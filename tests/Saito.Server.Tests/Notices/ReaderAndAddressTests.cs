@@ -1,12 +1,8 @@
 using System.Globalization;
-using System.Net;
-using System.Net.Http.Json;
-using System.Text.Json;
 using Microsoft.EntityFrameworkCore;
 using Microsoft.Extensions.DependencyInjection;
 using Saito.Readings;
 using Saito.Storage;
-using Saito.Storage.Keys;
 using static Saito.Server.Tests.Dashboard.DashboardTestSteps;
 
 namespace Saito.Server.Tests.Notices;
