@@ -25,4 +25,11 @@ public sealed class ReportThrottle(TimeSpan interval)
 
         return Math.Max(1, total - Interlocked.Exchange(ref _totalAtReport, total));
     }
+
+    /// <summary>
+    /// For an event that was not reported (<see cref="Due"/> returned 0) but is logged on its own anyway: how many events
+    /// came since the last report, this one included. While another thread is making a report it may count from the
+    /// report before.
+    /// </summary>
+    public long SinceReport(long total) => Math.Max(1, total - Interlocked.Read(ref _totalAtReport));
 }

@@ -180,8 +180,8 @@ public sealed partial class MqttBroker : BackgroundService
 
     /// <summary>
     /// A CONNECT was refused with <paramref name="reason"/>: counted (metrics, the summary), and the level of its log line:
-    /// Warning for the first and then at most once per <see cref="DropLogInterval"/>, with <paramref name="since"/> refused
-    /// since the last warning; Debug for the others.
+    /// Warning for the first and then at most once per <see cref="DropLogInterval"/>, Debug for the others; either way with
+    /// <paramref name="since"/> refused since the last warning, this one included.
     /// </summary>
     internal LogLevel ConnectRefused(string reason, out long since, out long total)
     {
@@ -189,7 +189,14 @@ public sealed partial class MqttBroker : BackgroundService
         Connections.Refused(reason);
         total = Interlocked.Increment(ref _connectsRefused);
         since = _connectRefusedReports.Due(total);
-        return since > 0 ? LogLevel.Warning : LogLevel.Debug;
+        if (since > 0)
+        {
+            return LogLevel.Warning;
+        }
+
+        // The line says "N refused since the last warning": 0 there was false, so a Debug line counts them too.
+        since = _connectRefusedReports.SinceReport(total);
+        return LogLevel.Debug;
     }
 
     internal async ValueTask<MqttAuthenticationOutcome> AuthenticateAsync(MqttServerConnection connection, ConnectPacket connect, CancellationToken token)

@@ -72,8 +72,9 @@ public sealed class MqttBrokerOptions
 
     /// <summary>
     /// How long, at most, connections wait after start for the start-up work the broker lets finish first
-    /// (<see cref="Hosting.IMqttStartGate"/>: in Saito's server, the registry's migrations, which wait for the readings'
-    /// database); past it they are served, and readings wait for the database as before. 0 serves them at once.
+    /// (<see cref="Hosting.IMqttStartGate"/>: in Saito's server, storage's start-up step, which creates the readings'
+    /// database schema and loads the devices, and the registry's migrations, which wait for it); past it they are served,
+    /// and readings wait for the database as before. 0 serves them at once.
     /// </summary>
     [Range(0, 600)]
     public int StartupWaitSeconds { get; set; } = 5;

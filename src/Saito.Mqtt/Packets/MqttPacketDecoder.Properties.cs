@@ -9,7 +9,11 @@ public static partial class MqttPacketDecoder
 
     /// <summary>The properties of a packet of <paramref name="type"/> in 5.0; 3.1.1 has none.</summary>
     private static MqttProperties? PropertiesOf(ref MqttFieldReader reader, MqttProtocolVersion version, MqttPacketType type) =>
-        version == MqttProtocolVersion.V500 ? ReadProperties(ref reader, (int)type) : null;
+        PropertiesOf(ref reader, version, (int)type);
+
+    /// <summary>The properties where <paramref name="context"/> (a packet type, or <see cref="WillContext"/>) allows them, in 5.0; 3.1.1 has none.</summary>
+    private static MqttProperties? PropertiesOf(ref MqttFieldReader reader, MqttProtocolVersion version, int context) =>
+        version == MqttProtocolVersion.V500 ? ReadProperties(ref reader, context) : null;
 
     private static MqttProperties? ReadProperties(ref MqttFieldReader reader, int context)
     {

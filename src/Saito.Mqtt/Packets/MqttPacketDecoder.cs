@@ -132,7 +132,7 @@ public static partial class MqttPacketDecoder
         packet.ClientId = reader.ReadString();
         if (willFlag)
         {
-            var willProperties = version == MqttProtocolVersion.V500 ? ReadProperties(ref reader, WillContext) : null;
+            var willProperties = PropertiesOf(ref reader, version, WillContext);
             string willTopic = reader.ReadString();
             if (willTopic.Length == 0 || willTopic.AsSpan().IndexOfAny('+', '#') >= 0)
             {

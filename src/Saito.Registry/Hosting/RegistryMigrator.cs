@@ -18,6 +18,23 @@ public sealed partial class RegistryMigrator(RegistryContextFactory contexts, IS
     /// <summary>Completes when the registry's tables are current; faults when migrating failed.</summary>
     public Task Ready => _ready.Task;
 
+    /// <summary>
+    /// Waits for <see cref="Ready"/>: true once the tables are current, false when migrating failed (the migrator has
+    /// logged why; without the tables the caller has nothing to do until a restart). Cancellation still throws.
+    /// </summary>
+    public async Task<bool> WaitReadyAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            await Ready.WaitAsync(cancellationToken);
+            return true;
+        }
+        catch (Exception) when (Ready.IsFaulted)
+        {
+            return false;
+        }
+    }
+
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
         try

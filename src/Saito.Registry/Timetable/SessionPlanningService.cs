@@ -53,11 +53,7 @@ public sealed partial class SessionPlanningService(
 
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        try
-        {
-            await migrator.Ready.WaitAsync(stoppingToken);
-        }
-        catch (Exception ex) when (ex is not OperationCanceledException)
+        if (!await migrator.WaitReadyAsync(stoppingToken))
         {
             LogRegistryNotReady();
             return;

@@ -129,16 +129,7 @@ internal static class DashboardEndpoints
 
     private static async Task<IResult> AlertsAsync([AsParameters] AlertQuery query, [AsParameters] PageQuery page, ClaimsPrincipal user, RegistryDbContext db, CancellationToken cancellationToken)
     {
-        var alerts = Visible(db, user, db.Alerts.AsNoTracking());
-        if (query.From is { } from)
-        {
-            alerts = alerts.Where(a => a.RaisedAt >= from);
-        }
-
-        if (query.To is { } to)
-        {
-            alerts = alerts.Where(a => a.RaisedAt < to);
-        }
+        var alerts = Visible(db, user, db.Alerts.AsNoTracking()).Within(a => a.RaisedAt, query.From, query.To);
 
         if (query.ClassId is { } classId)
         {
@@ -172,16 +163,7 @@ internal static class DashboardEndpoints
 
     private static async Task<IResult> AuditAsync([AsParameters] AuditQuery query, [AsParameters] PageQuery page, RegistryDbContext db, CancellationToken cancellationToken)
     {
-        var views = db.VitalsViews.AsNoTracking();
-        if (query.From is { } from)
-        {
-            views = views.Where(v => v.At >= from);
-        }
-
-        if (query.To is { } to)
-        {
-            views = views.Where(v => v.At < to);
-        }
+        var views = db.VitalsViews.AsNoTracking().Within(v => v.At, query.From, query.To);
 
         if (query.OwnerId is { } ownerId)
         {

@@ -16,11 +16,7 @@ public sealed partial class LiveAccessCheck(IServiceScopeFactory scopes, LiveCon
 {
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        try
-        {
-            await migrator.Ready.WaitAsync(stoppingToken);
-        }
-        catch (Exception ex) when (ex is not OperationCanceledException)
+        if (!await migrator.WaitReadyAsync(stoppingToken))
         {
             return; // no registry, no dashboards
         }

@@ -66,11 +66,7 @@ public sealed partial class LiveClassroom : BackgroundService
 
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
-        try
-        {
-            await _migrator.Ready.WaitAsync(stoppingToken);
-        }
-        catch (Exception ex) when (ex is not OperationCanceledException)
+        if (!await _migrator.WaitReadyAsync(stoppingToken))
         {
             LogRegistryUnavailable();
             return;

@@ -64,10 +64,7 @@ public sealed class AlertsModel(RegistryDbContext db, IOptions<SchoolOptions> sc
             alerts = alerts.Where(a => a.OwnerId == ownerId);
         }
 
-        if (Day is (var from, var to))
-        {
-            alerts = alerts.Where(a => a.RaisedAt >= from && a.RaisedAt < to);
-        }
+        alerts = alerts.Within(a => a.RaisedAt, Day?.From, Day?.To);
 
         await CountAsync(alerts, cancellationToken);
         var rows = await alerts.OrderByDescending(a => a.RaisedAt).ThenBy(a => a.Id)

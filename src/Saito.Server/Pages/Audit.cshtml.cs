@@ -42,10 +42,7 @@ public sealed class AuditModel(RegistryDbContext db, IOptions<SchoolOptions> sch
             views = views.Where(v => v.UserName == user);
         }
 
-        if (Day is (var from, var to))
-        {
-            views = views.Where(v => v.At >= from && v.At < to);
-        }
+        views = views.Within(v => v.At, Day?.From, Day?.To);
 
         await CountAsync(views, cancellationToken);
         var rows = await views.OrderByDescending(v => v.Id).Skip((PageNumber - 1) * PageSize).Take(PageSize)

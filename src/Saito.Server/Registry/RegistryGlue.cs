@@ -11,11 +11,7 @@ internal sealed class RegistryCheckInRecorder(CheckInService checkIns, RegistryM
 {
     public async Task<CheckInRecording> RecordAsync(string readerSerial, CheckInMessage checkIn, CancellationToken cancellationToken)
     {
-        try
-        {
-            await migrator.Ready.WaitAsync(cancellationToken);
-        }
-        catch (Exception) when (migrator.Ready.IsFaulted)
+        if (!await migrator.WaitReadyAsync(cancellationToken))
         {
             return CheckInRecording.Unavailable;
         }

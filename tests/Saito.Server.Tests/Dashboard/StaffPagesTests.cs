@@ -197,6 +197,43 @@ public sealed class StaffPagesTests
         await Expect(adminPage.Locator("#audit tr[data-user=aide]")).ToBeVisibleAsync();
     }
 
+    /// <summary>The histories' <c>from</c> and <c>to</c> in the API (alerts, vitals views): from included, to excluded, either left out.</summary>
+    [Fact]
+    public async Task The_alert_and_audit_api_filter_from_included_to_excluded()
+    {
+        await using var server = await SaitoHost.StartAsync(StorageProvider.Sqlite, null);
+        using var admin = await server.AsAsync("admin");
+        var ada = new Owner { Kind = OwnerKind.Student, DisplayName = "Ada Lovelace" };
+        var hour = new DateTimeOffset(2026, 11, 2, 9, 0, 0, TimeSpan.Zero);
+        await using (var db = server.OpenRegistry())
+        {
+            db.Owners.Add(ada);
+            await db.SaveChangesAsync(Ct);
+            for (int i = 0; i < 3; i++)
+            {
+                db.Alerts.Add(new AlertRecord { Id = Guid.NewGuid(), OwnerId = ada.Id, Kind = "tachycardia", RaisedAt = hour.AddHours(i), Level = 1, Value = 150 + i, Detail = "test" });
+                db.VitalsViews.Add(new VitalsView { OwnerId = ada.Id, UserName = $"user{i}", At = hour.AddHours(i), Via = "live-class" });
+            }
+
+            await db.SaveChangesAsync(Ct);
+        }
+
+        string At(int hours) => Uri.EscapeDataString(hour.AddHours(hours).ToString("O"));
+        async Task<string> AlertsAsync(string query) => Join(await admin.GetFromJsonAsync<JsonElement>("/api/alerts?" + query, Ct), "value");
+        async Task<string> ViewsAsync(string query) => Join(await admin.GetFromJsonAsync<JsonElement>("/api/audit/vitals-views?" + query, Ct), "userName");
+
+        (await AlertsAsync($"from={At(1)}&to={At(2)}")).ShouldBe("151", "the alert raised at from, not the one raised at to");
+        (await AlertsAsync($"from={At(1)}")).ShouldBe("152 151");
+        (await AlertsAsync($"to={At(1)}")).ShouldBe("150");
+        (await AlertsAsync("")).ShouldBe("152 151 150");
+        (await ViewsAsync($"from={At(1)}&to={At(2)}")).ShouldBe("user1", "the view at from, not the one at to");
+        (await ViewsAsync($"from={At(1)}")).ShouldBe("user2 user1");
+        (await ViewsAsync($"to={At(1)}")).ShouldBe("user0");
+    }
+
+    private static string Join(JsonElement page, string property) =>
+        string.Join(" ", page.GetProperty("items").EnumerateArray().Select(item => item.GetProperty(property).ToString()));
+
     private static async Task ExpectDeniedAsync(IPage page, params string[] paths)
     {
         foreach (string path in paths)
