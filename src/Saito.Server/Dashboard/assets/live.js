@@ -25,7 +25,9 @@
     return node;
   };
   const fmt = (v, digits) => (v === null || v === undefined ? "–" : Number(v).toFixed(digits));
-  const time = (iso) => (iso ? new Date(iso).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" }) : "never");
+  // One formatter for the page: building one per call (toLocaleTimeString with options) costs more than the rest of a tile.
+  const clock = new Intl.DateTimeFormat([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  const time = (iso) => (iso ? clock.format(new Date(iso)) : "never");
   const ago = (iso) => {
     if (!iso) return "never";
     const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
@@ -91,6 +93,10 @@
   const setClass = (node, value) => {
     if (node.className !== value) node.className = value;
   };
+  // Written only when it changes: a page takes a push per tile many times a second.
+  const setHidden = (node, value) => {
+    if (node.hidden !== value) node.hidden = value;
+  };
 
   function renderTile(t) {
     let view = tiles.get(t.ownerId);
@@ -110,7 +116,7 @@
     setClass(view.checkIn, `checkin checkin-${t.checkIn}`);
     const a = t.alert;
     // Not checked in is what the tile's check-in mark already says; every other alert is named in words.
-    view.alert.hidden = !a || a.kind === "not-checked-in";
+    setHidden(view.alert, !a || a.kind === "not-checked-in");
     if (a) {
       const more = t.openAlerts > 1 ? ` (+${t.openAlerts - 1} more)` : "";
       set(view.alert, `${a.acknowledged ? "◐" : classIcon[a.class] ?? "⚠"} ${a.title}${alertValue(a)}${more}`);
@@ -123,33 +129,33 @@
     set(view.temp.value, `${fmt(t.skinTemperature, 1)} °C`);
     view.temp.wrap.classList.toggle("alarm", !!a && a.kind === "overheating");
     const noVitals = t.heartRate == null && t.skinTemperature == null;
-    view.hr.wrap.parentNode.hidden = noVitals;
+    setHidden(view.hr.wrap.parentNode, noVitals);
     if (seesBp) {
-      view.bp.hidden = t.systolic == null;
+      setHidden(view.bp, t.systolic == null);
       set(view.bp, `${fmt(t.systolic, 0)}/${fmt(t.diastolic, 0)} mmHg`);
     } else if (view.bp.isConnected) {
       // Not merely hidden: an aide's page has no blood pressure element at all (the server sends none either).
       view.bp.remove();
     }
-    view.sway.hidden = !t.sway;
+    setHidden(view.sway, !t.sway);
     if (t.sway) {
       const s = t.sway;
       set(view.sway, s.settling ? `settling (${s.posture})` : `${fmt(s.meanDistance * 100, 1)} cm · ${fmt(s.meanSpeed * 100, 1)} cm/s (${s.posture})`);
     }
-    view.seat.hidden = !t.seat;
+    setHidden(view.seat, !t.seat);
     if (t.seat) {
       set(view.seat, t.seat.occupied
         ? `occupied since ${time(t.seat.since)} · restless ${fmt(t.seat.restlessness * 100, 1)} cm/s`
         : `⚠ empty since ${time(t.seat.since)}`);
       setClass(view.seat, t.seat.occupied ? "seat" : "seat empty");
     }
-    view.motion.hidden = !t.sway && !t.seat;
+    setHidden(view.motion, !t.sway && !t.seat);
     const silent = t.devices.filter((d) => d.silent);
     set(view.devices, t.devices.length === 0 ? "⚙ no device assigned"
       : silent.length ? `⚠ silent: ${silent.map((d) => `${d.serial} (${ago(d.lastReading)})`).join(", ")}`
       : `${t.devices.length} device${t.devices.length > 1 ? "s" : ""} sending`);
     setClass(view.devices, t.devices.length === 0 ? "devices none" : silent.length ? "devices silent" : "devices");
-    view.devices.hidden = t.devices.length > 0 && silent.length === 0;
+    setHidden(view.devices, t.devices.length > 0 && silent.length === 0);
     view.vitalsAt = t.vitalsAt;
     if (t.vitalsAt && t.vitalsAt !== view.tile.dataset.vitalsAt) {
       view.tile.dataset.vitalsAt = t.vitalsAt;
