@@ -90,6 +90,13 @@ public sealed class LiveView
 
             student.Info = info;
             var devices = devicesByOwner.GetValueOrDefault(info.OwnerId) ?? [];
+            foreach (var left in student.Devices.Where(d => !devices.Any(n => n.DeviceId == d.DeviceId)))
+            {
+                // Handed over or unassigned: what it measured was someone's, maybe not this student's any more, and a
+                // value that stays on the tile would look like theirs. The student's other devices refill it.
+                student.Forget(left.DeviceId);
+            }
+
             student.Devices = devices;
             bool hasSeat = devices.Any(d => WatchedStudent.IsSeatMat(d.Kind));
             try

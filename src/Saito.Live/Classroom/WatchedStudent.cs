@@ -14,9 +14,20 @@ internal sealed class WatchedStudent(LiveStudent info, SwayTracker sway)
 
     public Dictionary<int, MatTracker> Mats { get; } = [];
 
-    public TileVitals Vitals { get; } = new();
+    public TileVitals Vitals { get; private set; } = new();
 
     public Posture Posture { get; set; }
+
+    /// <summary>
+    /// Drops what <paramref name="deviceId"/> showed on the tile, now that it is no longer the student's: the vitals
+    /// (which device each value came from is not kept, so all of them: another wristband refills them with its next
+    /// reading) and, if it was a seat mat, the seat.
+    /// </summary>
+    public void Forget(int deviceId)
+    {
+        Vitals = new TileVitals();
+        Mats.Remove(deviceId);
+    }
 
     /// <summary>A pressure device counts as the student's seat unless it is a foot mat.</summary>
     public static bool IsSeatMat(string? kind) => kind is "pressure-mat" or "pressure" or null;

@@ -70,7 +70,8 @@ public sealed class LiveViewTests
         s.Tile(Basil).HeartRate.ShouldBeNull();
         s.Tile(Basil).Devices.ShouldHaveSingleItem().DeviceId.ShouldBe(Band);
         s.Tile(Ada).Devices.ShouldBeEmpty();
-        s.Tile(Ada).HeartRate.ShouldBe(80);
+        s.Tile(Ada).HeartRate.ShouldBeNull("the wristband is Basil's now: its last value must not stay on Ada's tile as if it were hers");
+        s.Tile(Ada).VitalsAt.ShouldBeNull();
 
         s.Biosensor(Band, 62, 77);
         s.Take(62)[1].Full.ShouldHaveSingleItem().ShouldSatisfyAllConditions(t => t.OwnerId.ShouldBe(Basil), t => t.HeartRate.ShouldBe(77));
