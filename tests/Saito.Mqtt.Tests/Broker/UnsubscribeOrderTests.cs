@@ -5,7 +5,12 @@ namespace Saito.Mqtt.Tests.Broker;
 /// <summary>
 /// Issue 32, item 15: Paho's 3.1.1 test_unsubscribe was reported to fail about one run in three. Its sequence, many
 /// times over real sockets: the UNSUBSCRIBE is sent (its UNSUBACK not awaited, as Paho's client does) before the
-/// publisher even connects, and no message on the filter given up may reach the subscriber after it.
+/// publisher even connects. Saito reads each connection on its own, so when the subscriber's connection is read late
+/// (seen once in a full test run on 2 cores, 2026-12-06) the publisher's first message on the filter can be routed
+/// before the UNSUBSCRIBE is: it is then already buffered for the subscriber, which MQTT lets a server still deliver
+/// ([MQTT-3.10.4-3] forbids only adding new ones), and it may arrive after the UNSUBACK. Mosquitto, one loop for all
+/// sockets, reads the two in the order they arrived. What must always hold: that one message at most, and nothing on
+/// the filter published after the UNSUBACK.
 /// </summary>
 public sealed class UnsubscribeOrderTests
 {
@@ -38,8 +43,20 @@ public sealed class UnsubscribeOrderTests
             }
 
             await b.ExpectSkippingPublishesAsync<UnsubAckPacket>();
-            var received = new[] { await b.ExpectAsync<PublishPacket>(), await b.ExpectAsync<PublishPacket>() };
-            received.Select(p => p.Topic).ShouldBe(topics[1..], ignoreOrder: true, $"run {i}: only the filters still held");
+            var received = new List<string>();
+            while (!topics[1..].All(received.Contains))
+            {
+                received.Add((await b.ExpectAsync<PublishPacket>()).Topic);
+            }
+
+            received.Count(t => t == topics[0]).ShouldBeLessThanOrEqualTo(1, $"run {i}: at most the one message routed before the UNSUBSCRIBE was read ({string.Join(", ", received)})");
+
+            // Published after the UNSUBACK: never delivered on the filter given up; the held filter's marker arrives.
+            await a.SendAsync(new PublishPacket { Topic = topics[0], Payload = new byte[] { 2 }, QoS = MqttQoS.AtLeastOnce, PacketId = a.NextPacketId() });
+            await a.ExpectAsync<PublishAckPacket>();
+            await a.SendAsync(new PublishPacket { Topic = topics[1], Payload = new byte[] { 2 }, QoS = MqttQoS.AtLeastOnce, PacketId = a.NextPacketId() });
+            await a.ExpectAsync<PublishAckPacket>();
+            (await b.ExpectAsync<PublishPacket>()).Topic.ShouldBe(topics[1], $"run {i}: a message on {topics[0]} published after the UNSUBACK reached the subscriber");
             await b.ExpectNothingAsync(TimeSpan.FromMilliseconds(50));
         }
     }
